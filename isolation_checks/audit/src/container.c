@@ -1,0 +1,104 @@
+/* container.c - ELF members of ar archives and zip files, through libarchive. */
+#include "container.h"
+
+#include "elf_scan.h"
+#include "util.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *archive_message(struct archive *archive, const char *fallback) {
+  const char *message = archive_error_string(archive);
+  return xstrdup(message ? message : fallback);
+}
+
+container_format_t container_format_of(const void *image, size_t size) {
+  if (size >= 8 && memcmp(image, "!<arch>\n", 8) == 0) return CONTAINER_AR;
+  /* A zip starts with a local file header, or an end-of-central-directory
+   * record when empty. */
+  if (size >= 4 && (memcmp(image, "PK\3\4", 4) == 0 || memcmp(image, "PK\5\6", 4) == 0))
+    return CONTAINER_ZIP;
+  return CONTAINER_NONE;
+}
+
+/* Reads the current entry into a buffer. The entry's declared size is only a
+ * hint (zip entries may not declare one), so the buffer grows as data
+ * arrives, up to CONTAINER_MEMBER_MAX. Returns NULL with *error set on
+ * failure; a short entry that cannot be ELF returns an empty buffer. */
+static char *read_entry(struct archive *archive, struct archive_entry *entry, size_t *size,
+                        char **error) {
+  size_t cap = archive_entry_size_is_set(entry) && archive_entry_size(entry) > 0
+                   ? (size_t)archive_entry_size(entry)
+                   : 4096;
+  if (cap > CONTAINER_MEMBER_MAX) {
+    *error = xasprintf("member larger than %zu bytes", CONTAINER_MEMBER_MAX);
+    return NULL;
+  }
+  char *buffer = xmalloc(cap);
+  size_t used = 0;
+  for (;;) {
+    if (used == cap) {
+      if (cap >= CONTAINER_MEMBER_MAX) {
+        free(buffer);
+        *error = xasprintf("member larger than %zu bytes", CONTAINER_MEMBER_MAX);
+        return NULL;
+      }
+      cap = cap * 2 > CONTAINER_MEMBER_MAX ? CONTAINER_MEMBER_MAX : cap * 2;
+      buffer = xrealloc(buffer, cap);
+    }
+    la_ssize_t n = archive_read_data(archive, buffer + used, cap - used);
+    if (n < 0) {
+      free(buffer);
+      *error = archive_message(archive, "unreadable member");
+      return NULL;
+    }
+    if (n == 0) break;
+    used += (size_t)n;
+    /* Decide early that a member is not ELF, without reading all of it. */
+    if (used >= SELFMAG && !elf_image_is_elf(buffer, used)) break;
+  }
+  *size = used;
+  return buffer;
+}
+
+char *container_each_elf_member(const void *image, size_t size, container_member_fn on_member,
+                                container_error_fn on_error, void *ctx) {
+  struct archive *archive = archive_read_new();
+  if (!archive) return xstrdup("libarchive unusable");
+  archive_read_support_format_ar(archive);
+  archive_read_support_format_zip(archive);
+  char *error = NULL;
+  if (archive_read_open_memory(archive, image, size) != ARCHIVE_OK) {
+    error = archive_message(archive, "unreadable container");
+    goto out;
+  }
+  for (;;) {
+    struct archive_entry *entry;
+    int status = archive_read_next_header(archive, &entry);
+    if (status == ARCHIVE_EOF) break;
+    if (status == ARCHIVE_FATAL) {
+      error = archive_message(archive, "corrupt container");
+      break;
+    }
+    /* ARCHIVE_WARN and ARCHIVE_RETRY still describe an entry worth reading. */
+    if (archive_entry_filetype(entry) != AE_IFREG) continue;
+    const char *name = archive_entry_pathname(entry);
+    if (!name) name = "?";
+    size_t member_size;
+    char *member_error = NULL;
+    char *member = read_entry(archive, entry, &member_size, &member_error);
+    if (!member) {
+      on_error(ctx, name, member_error);
+      free(member_error);
+      continue;
+    }
+    if (elf_image_is_elf(member, member_size)) on_member(ctx, name, member, member_size);
+    free(member);
+  }
+out:
+  archive_read_free(archive);
+  return error;
+}

@@ -1,0 +1,294 @@
+/*
+ * elf_scan.c - reading one ELF file through libelf.
+ *
+ * libelf (elfutils) does the parsing: it validates header and section
+ * bounds, translates either byte order and both classes into GElf structures,
+ * and checks string-table offsets. This file only decides what each symbol,
+ * dynamic tag, relocation and string means for the audit.
+ */
+#include "elf_scan.h"
+
+#include "util.h"
+
+#include <elf.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef STB_GNU_UNIQUE
+#define STB_GNU_UNIQUE 10
+#endif
+
+bool elf_image_is_elf(const void *image, size_t size) {
+  return size >= SELFMAG && memcmp(image, ELFMAG, SELFMAG) == 0;
+}
+
+static bool starts_with(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t len = strlen(s), suffix_len = strlen(suffix);
+  return len >= suffix_len && strcmp(s + len - suffix_len, suffix) == 0;
+}
+
+/* Entry points by which a language runtime loads an extension module. */
+static const char *host_vm_of_entry(const char *name) {
+  static const struct {
+    const char *prefix, *vm;
+  } entries[] = {
+      {"nif_init", "Erlang NIF"},
+      {"PyInit_", "Python extension"},
+      {"luaopen_", "Lua module"},
+      {"Init_", "Ruby extension"},
+      {"JNI_OnLoad", "JVM native library"},
+      {"napi_register_module_v", "Node.js addon"},
+      {"node_register_module_v", "Node.js addon"},
+  };
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+    if (starts_with(name, entries[i].prefix)) return entries[i].vm;
+  }
+  return NULL;
+}
+
+static void note_host_vm_entry(artifact_t *artifact, const char *name) {
+  const char *vm = host_vm_of_entry(name);
+  if (!vm) return;
+  /* Keep the smallest name so the report does not depend on table order. */
+  if (artifact->host_vm_entry && strcmp(name, artifact->host_vm_entry) >= 0) return;
+  free(artifact->host_vm_entry);
+  artifact->host_vm_entry = xstrdup(name);
+  artifact->host_vm = vm;
+}
+
+/* One symbol of .symtab (in_dynsym false) or .dynsym (true). A relocatable
+ * object has no .dynsym: its global default-visibility definitions are what it
+ * would export once linked into a shared object, so they count as exported. */
+static void scan_symbol(artifact_t *artifact, const char *name, const GElf_Sym *sym, bool in_dynsym,
+                        bool relocatable) {
+  int type = GELF_ST_TYPE(sym->st_info), bind = GELF_ST_BIND(sym->st_info);
+  if (type == STT_TLS) artifact->uses_tls = true;
+  if (sym->st_shndx == SHN_UNDEF || name[0] == '\0' || type == STT_SECTION || type == STT_FILE)
+    return;
+  int visibility = GELF_ST_VISIBILITY(sym->st_other);
+  bool global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
+  bool exported = global && (visibility == STV_DEFAULT || visibility == STV_PROTECTED) &&
+                  (in_dynsym || relocatable);
+  bool defined_in_symtab = !in_dynsym;
+
+  family_t family = family_of_symbol(name);
+  if (family != FAMILY_COUNT) {
+    if (defined_in_symtab) sample_add(&artifact->families[family].defined, name);
+    if (exported) {
+      sample_add(&artifact->families[family].exported, name);
+      nameset_add(&artifact->allocator_exports, name);
+    }
+  }
+  if (exported && standard_allocator_symbol(name)) {
+    sample_add(&artifact->families[FAMILY_INTERPOSER].exported, name);
+    nameset_add(&artifact->allocator_exports, name);
+  }
+  if (exported && type == STT_TLS) {
+    sample_add(&artifact->exported_tls, name);
+    nameset_add(&artifact->allocator_exports, name);
+  }
+  if (ends_with(name, "malloc")) {
+    if (defined_in_symtab) nameset_add(&artifact->malloc_defined, name);
+    if (exported) nameset_add(&artifact->malloc_exported, name);
+  }
+  if (exported && in_dynsym) note_host_vm_entry(artifact, name);
+}
+
+static void scan_symbol_table(artifact_t *artifact, Elf *elf, const GElf_Ehdr *ehdr,
+                              const GElf_Shdr *shdr, Elf_Data *data) {
+  bool in_dynsym = shdr->sh_type == SHT_DYNSYM;
+  bool relocatable = ehdr->e_type == ET_REL;
+  GElf_Sym sym;
+  for (int i = 0; gelf_getsym(data, i, &sym); i++) {
+    /* elf_strptr checks the offset against the linked string table. */
+    const char *name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+    if (name) scan_symbol(artifact, name, &sym, in_dynsym, relocatable);
+  }
+}
+
+static void add_nsalloc_copy(artifact_t *artifact, const char *text, size_t available) {
+  nsalloc_id_t id;
+  nsalloc_id_parse(text, available, &id);
+  for (size_t i = 0; i < artifact->ncopies; i++) {
+    if (strcmp(artifact->copies[i].id.text, id.text) == 0) {
+      nsalloc_id_free(&id); /* the same copy seen again, e.g. in two members */
+      return;
+    }
+  }
+  if (artifact->ncopies == NSALLOC_COPIES_MAX) {
+    nsalloc_id_free(&id);
+    return;
+  }
+  artifact->copies[artifact->ncopies++].id = id;
+}
+
+/* Looks for every family's byte strings and for nsalloc identification
+ * records in the bytes of one section (or of a whole section-less file). */
+static void scan_bytes(artifact_t *artifact, const char *bytes, size_t size) {
+  for (int f = 0; f < FAMILY_COUNT; f++) {
+    size_t count = family_string_count((family_t)f);
+    for (size_t i = 0; i < count; i++) {
+      uint32_t bit = UINT32_C(1) << i;
+      const char *needle = family_string((family_t)f, i);
+      if (!(artifact->families[f].strings & bit) && memmem(bytes, size, needle, strlen(needle)))
+        artifact->families[f].strings |= bit;
+    }
+  }
+  size_t magic_len = strlen(NSALLOC_ID_MAGIC);
+  const char *cursor = bytes, *end = bytes + size;
+  const char *hit;
+  while ((hit = memmem(cursor, (size_t)(end - cursor), NSALLOC_ID_MAGIC, magic_len))) {
+    add_nsalloc_copy(artifact, hit, (size_t)(end - hit));
+    cursor = hit + magic_len;
+  }
+}
+
+/* Initial-exec and local-exec TLS relocations: code using them reaches its
+ * variables at a fixed offset from the thread pointer, which forces static
+ * TLS on any shared object the code is linked into. */
+static bool is_static_tls_relocation(unsigned machine, unsigned type) {
+  switch (machine) {
+  case EM_X86_64:
+    return type == R_X86_64_GOTTPOFF || type == R_X86_64_TPOFF32;
+  case EM_386:
+    return type == R_386_TLS_IE || type == R_386_TLS_GOTIE || type == R_386_TLS_LE ||
+           type == R_386_TLS_IE_32 || type == R_386_TLS_LE_32;
+  case EM_AARCH64:
+    return (type >= R_AARCH64_TLSIE_MOVW_GOTTPREL_G1 &&
+            type <= R_AARCH64_TLSIE_LD_GOTTPREL_PREL19) ||
+           (type >= R_AARCH64_TLSLE_MOVW_TPREL_G2 && type <= R_AARCH64_TLSLE_LDST128_TPREL_LO12_NC);
+  default:
+    return false;
+  }
+}
+
+static void scan_relocations(artifact_t *artifact, const GElf_Ehdr *ehdr, const GElf_Shdr *shdr,
+                             Elf_Data *data) {
+  for (int i = 0;; i++) {
+    GElf_Rela rela;
+    GElf_Rel rel;
+    uint64_t info;
+    if (shdr->sh_type == SHT_RELA) {
+      if (!gelf_getrela(data, i, &rela)) break;
+      info = rela.r_info;
+    } else {
+      if (!gelf_getrel(data, i, &rel)) break;
+      info = rel.r_info;
+    }
+    /* GElf widens 32-bit r_info with ELF64_R_INFO, so GELF_R_TYPE fits both. */
+    if (is_static_tls_relocation(ehdr->e_machine, (unsigned)GELF_R_TYPE(info))) {
+      artifact->static_tls = "initial-exec relocations";
+      return;
+    }
+  }
+}
+
+static void scan_dynamic(artifact_t *artifact, Elf *elf, const GElf_Shdr *shdr, Elf_Data *data) {
+  GElf_Dyn dyn;
+  for (int i = 0; gelf_getdyn(data, i, &dyn) && dyn.d_tag != DT_NULL; i++) {
+    if (dyn.d_tag == DT_FLAGS && (dyn.d_un.d_val & DF_STATIC_TLS))
+      artifact->static_tls = "DF_STATIC_TLS";
+    else if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+      artifact->pie = true;
+    else if (dyn.d_tag == DT_SONAME && !artifact->soname) {
+      const char *soname = elf_strptr(elf, shdr->sh_link, dyn.d_un.d_val);
+      if (soname) artifact->soname = xstrdup(soname);
+    }
+  }
+}
+
+static char *libelf_error(const char *what) {
+  return xasprintf("%s: %s", what, elf_errmsg(-1));
+}
+
+static char *scan_program_headers(artifact_t *artifact, Elf *elf) {
+  size_t count;
+  if (elf_getphdrnum(elf, &count) != 0) return libelf_error("corrupt program header table");
+  for (size_t i = 0; i < count; i++) {
+    GElf_Phdr phdr;
+    if (!gelf_getphdr(elf, (int)i, &phdr)) return libelf_error("corrupt program header");
+    if (phdr.p_type == PT_TLS) artifact->uses_tls = true;
+    if (phdr.p_type == PT_INTERP) artifact->has_interp = true;
+  }
+  return NULL;
+}
+
+static char *scan_sections(artifact_t *artifact, Elf *elf, const GElf_Ehdr *ehdr) {
+  size_t count;
+  if (elf_getshdrnum(elf, &count) != 0) return libelf_error("corrupt section header table");
+  if (count == 0) {
+    /* Section headers removed (e.g. by sstrip): only the raw bytes remain. */
+    size_t size;
+    char *raw = elf_rawfile(elf, &size);
+    if (raw) scan_bytes(artifact, raw, size);
+    return NULL;
+  }
+  for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) return libelf_error("corrupt section header");
+    if (shdr.sh_flags & SHF_TLS) artifact->uses_tls = true;
+    bool wanted = shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM ||
+                  shdr.sh_type == SHT_DYNAMIC ||
+                  (shdr.sh_type == SHT_PROGBITS && !(shdr.sh_flags & SHF_EXECINSTR)) ||
+                  (ehdr->e_type == ET_REL && (shdr.sh_type == SHT_RELA || shdr.sh_type == SHT_REL));
+    if (!wanted || shdr.sh_size == 0) continue;
+    Elf_Data *data = elf_getdata(scn, NULL);
+    if (!data) {
+      char *what = xasprintf("section %zu unreadable", elf_ndxscn(scn));
+      char *error = libelf_error(what);
+      free(what);
+      return error;
+    }
+    switch (shdr.sh_type) {
+    case SHT_SYMTAB:
+    case SHT_DYNSYM:
+      scan_symbol_table(artifact, elf, ehdr, &shdr, data);
+      break;
+    case SHT_DYNAMIC:
+      scan_dynamic(artifact, elf, &shdr, data);
+      break;
+    case SHT_PROGBITS:
+      scan_bytes(artifact, data->d_buf, data->d_size);
+      break;
+    default:
+      scan_relocations(artifact, ehdr, &shdr, data);
+      break;
+    }
+  }
+  return NULL;
+}
+
+char *elf_scan(artifact_t *artifact, char *image, size_t size) {
+  static bool libelf_ready;
+  if (!libelf_ready) {
+    if (elf_version(EV_CURRENT) == EV_NONE) return libelf_error("libelf unusable");
+    libelf_ready = true;
+  }
+  if (!elf_image_is_elf(image, size)) return xstrdup("not an ELF file");
+  Elf *elf = elf_memory(image, size);
+  if (!elf) return libelf_error("unreadable ELF file");
+  char *error = NULL;
+  GElf_Ehdr ehdr;
+  int elf_class = gelf_getclass(elf);
+  if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
+    error = libelf_error("truncated or corrupt ELF header");
+    goto out;
+  }
+  if (artifact->elf_members++ == 0) {
+    artifact->elf_class = elf_class == ELFCLASS64 ? 64 : 32;
+    artifact->big_endian = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
+    artifact->machine = ehdr.e_machine;
+    artifact->elf_type = ehdr.e_type;
+  }
+  error = scan_program_headers(artifact, elf);
+  if (!error) error = scan_sections(artifact, elf, &ehdr);
+out:
+  elf_end(elf);
+  return error;
+}

@@ -1,0 +1,22 @@
+/*
+ * elf_scan.h - reading one ELF file (through libelf) into an artifact.
+ */
+#ifndef AUDIT_ELF_SCAN_H
+#define AUDIT_ELF_SCAN_H
+
+#include "artifact.h"
+
+#include <stddef.h>
+
+/* True when the image starts with the ELF magic. */
+bool elf_image_is_elf(const void *image, size_t size);
+
+/* Adds the evidence in the ELF file image[0..size) to artifact; an archive's
+ * members are scanned into one artifact one after the other. libelf may
+ * write to image when it converts byte order, so it must be writable (a
+ * private mapping is enough). Returns NULL, or an error message the caller
+ * frees when the file cannot be read as ELF. Evidence read before such an
+ * error stays in the artifact: it is still true of the bytes that were read. */
+char *elf_scan(artifact_t *artifact, char *image, size_t size);
+
+#endif

@@ -1,0 +1,340 @@
+/* findings.c - judging the set (see findings.h). */
+#include "findings.h"
+
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAMES_SHOWN 3 /* symbol names quoted in one finding message */
+
+const char *severity_name(severity_t severity) {
+  switch (severity) {
+  case SEVERITY_LOW:
+    return "low";
+  case SEVERITY_MEDIUM:
+    return "medium";
+  case SEVERITY_HIGH:
+    break;
+  }
+  return "high";
+}
+
+bool severity_parse(const char *text, severity_t *out) {
+  for (int s = SEVERITY_LOW; s <= SEVERITY_HIGH; s++) {
+    if (strcmp(text, severity_name((severity_t)s)) == 0) {
+      *out = (severity_t)s;
+      return true;
+    }
+  }
+  return false;
+}
+
+static const char *const risk_duplicate_family =
+    "each copy keeps its own heap metadata: a block one copy allocates and another frees or "
+    "reallocates corrupts memory silently";
+static const char *const risk_duplicate_export =
+    "the dynamic linker binds every caller to whichever artifact loads first, so one copy "
+    "receives blocks the other allocated";
+static const char *const risk_exported_tls =
+    "another module defining the same name binds to this thread-local slot, sharing allocator "
+    "state across private copies";
+static const char *const risk_static_tls_module =
+    "dlopen of this module needs surplus static TLS and fails ('cannot allocate memory in "
+    "static TLS block') once the process has used it up";
+static const char *const risk_static_tls_object =
+    "any shared object this is linked into gets DF_STATIC_TLS and may fail to dlopen";
+static const char *const risk_static_tls_interposer =
+    "fine when loaded at startup (LD_PRELOAD or DT_NEEDED), as an interposer must be; it "
+    "may fail to dlopen";
+static const char *const risk_vm_exports =
+    "the host VM loads many extension modules into one namespace: every module that calls "
+    "these names can be bound to this module's allocator";
+static const char *const risk_nsalloc_visibility =
+    "a copy that exports its API is no longer private: another copy with the same prefix, or "
+    "a caller of these names, binds to it";
+
+/* Modules can share a process with one another and with one executable. */
+static bool could_share_a_process(size_t modules, size_t executables) {
+  return modules >= 2 || (modules >= 1 && executables >= 1);
+}
+
+static bool takes_part(const artifact_t *artifact) {
+  return !artifact->system_runtime && artifact->kind != KIND_OTHER_ELF;
+}
+
+static finding_t *add_finding(findings_t *out, severity_t severity, const char *kind,
+                              const char *risk, char *message) {
+  xgrow((void **)&out->items, &out->cap, out->len, sizeof out->items[0]);
+  finding_t *finding = &out->items[out->len++];
+  *finding = (finding_t){.severity = severity,
+                         .kind = kind,
+                         .risk = risk,
+                         .message = message,
+                         .discovery = out->len - 1};
+  return finding;
+}
+
+static void finding_add_artifact(finding_t *finding, size_t index) {
+  finding->artifacts = xrealloc(finding->artifacts, (finding->nartifacts + 1) * sizeof(size_t));
+  finding->artifacts[finding->nartifacts++] = index;
+}
+
+/* "a.so, b.so and c.so" from the listed artifacts. */
+static char *join_artifact_paths(const audit_set_t *set, const size_t *indexes, size_t count) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  if (!out) return xstrdup("?");
+  for (size_t i = 0; i < count; i++) {
+    const char *separator = i == 0 ? "" : i + 1 == count ? " and " : ", ";
+    fprintf(out, "%s%s", separator, set->artifacts[indexes[i]]->path);
+  }
+  fclose(out);
+  return text;
+}
+
+static void find_duplicate_families(const audit_set_t *set, findings_t *out) {
+  size_t *holders = xcalloc(set->nartifacts, sizeof *holders);
+  for (int f = 0; f < FAMILY_COUNT; f++) {
+    /* Private nsalloc copies are built to coexist; interposers are judged by
+     * the symbols they export (duplicate-export). */
+    if (f == FAMILY_NSALLOC || f == FAMILY_INTERPOSER) continue;
+    size_t count = 0, modules = 0, executables = 0;
+    for (size_t i = 0; i < set->nartifacts; i++) {
+      const artifact_t *artifact = set->artifacts[i];
+      if (!takes_part(artifact) || !artifact_has_family(artifact, (family_t)f)) continue;
+      holders[count++] = i;
+      if (artifact->kind == KIND_EXECUTABLE)
+        executables++;
+      else
+        modules++;
+    }
+    if (!could_share_a_process(modules, executables)) continue;
+    char *paths = join_artifact_paths(set, holders, count);
+    finding_t *finding = add_finding(
+        out, SEVERITY_HIGH, "duplicate-family", risk_duplicate_family,
+        xasprintf("%s is bundled in %zu artifacts: %s", family_name((family_t)f), count, paths));
+    free(paths);
+    for (size_t i = 0; i < count; i++)
+      finding_add_artifact(finding, holders[i]);
+  }
+  free(holders);
+}
+
+/* "x, y, z and 4 more": the first `shown` names of a list of `total`. */
+static char *join_names(const char *const *names, size_t shown, size_t total) {
+  char *text = xstrdup("");
+  for (size_t k = 0; k < shown; k++) {
+    char *longer = xasprintf("%s%s%s", text, k ? ", " : "", names[k]);
+    free(text);
+    text = longer;
+  }
+  if (total > shown) {
+    char *longer = xasprintf("%s and %zu more", text, total - shown);
+    free(text);
+    text = longer;
+  }
+  return text;
+}
+
+/* One exported allocator name and an artifact exporting it. */
+typedef struct export_entry {
+  const char *name;
+  size_t artifact;
+} export_entry_t;
+
+static int by_name_then_artifact(const void *a, const void *b) {
+  const export_entry_t *x = a, *y = b;
+  int order = strcmp(x->name, y->name);
+  if (order) return order;
+  return (x->artifact > y->artifact) - (x->artifact < y->artifact);
+}
+
+/* Names exported by exactly the same artifacts are reported together. */
+typedef struct export_group {
+  size_t *exporters; /* ascending artifact indexes */
+  size_t nexporters;
+  const char **names; /* ascending */
+  size_t nnames, names_cap;
+} export_group_t;
+
+static export_group_t *group_for(export_group_t **groups, size_t *ngroups, size_t *cap,
+                                 const export_entry_t *run, size_t run_len) {
+  for (size_t g = 0; g < *ngroups; g++) {
+    export_group_t *group = &(*groups)[g];
+    if (group->nexporters != run_len) continue;
+    size_t k = 0;
+    while (k < run_len && group->exporters[k] == run[k].artifact)
+      k++;
+    if (k == run_len) return group;
+  }
+  xgrow((void **)groups, cap, *ngroups, sizeof **groups);
+  export_group_t *group = &(*groups)[(*ngroups)++];
+  *group = (export_group_t){.exporters = xmalloc(run_len * sizeof(size_t)), .nexporters = run_len};
+  for (size_t k = 0; k < run_len; k++)
+    group->exporters[k] = run[k].artifact;
+  return group;
+}
+
+static void find_duplicate_exports(const audit_set_t *set, findings_t *out) {
+  export_entry_t *entries = NULL;
+  size_t nentries = 0, entries_cap = 0;
+  for (size_t i = 0; i < set->nartifacts; i++) {
+    const artifact_t *artifact = set->artifacts[i];
+    if (!takes_part(artifact)) continue;
+    for (size_t k = 0; k < artifact->allocator_exports.len; k++) {
+      xgrow((void **)&entries, &entries_cap, nentries, sizeof entries[0]);
+      entries[nentries++] = (export_entry_t){artifact->allocator_exports.items[k], i};
+    }
+  }
+  qsort(entries, nentries, sizeof entries[0], by_name_then_artifact);
+
+  export_group_t *groups = NULL;
+  size_t ngroups = 0, groups_cap = 0;
+  for (size_t start = 0, end; start < nentries; start = end) {
+    size_t modules = 0, executables = 0;
+    for (end = start; end < nentries && strcmp(entries[end].name, entries[start].name) == 0;
+         end++) {
+      if (set->artifacts[entries[end].artifact]->kind == KIND_EXECUTABLE)
+        executables++;
+      else
+        modules++;
+    }
+    if (!could_share_a_process(modules, executables)) continue;
+    export_group_t *group = group_for(&groups, &ngroups, &groups_cap, &entries[start], end - start);
+    xgrow((void **)&group->names, &group->names_cap, group->nnames, sizeof group->names[0]);
+    group->names[group->nnames++] = entries[start].name;
+  }
+
+  for (size_t g = 0; g < ngroups; g++) {
+    export_group_t *group = &groups[g];
+    char *paths = join_artifact_paths(set, group->exporters, group->nexporters);
+    char *names = join_names(
+        group->names, group->nnames < NAMES_SHOWN ? group->nnames : NAMES_SHOWN, group->nnames);
+    finding_t *finding =
+        add_finding(out, SEVERITY_HIGH, "duplicate-export", risk_duplicate_export,
+                    xasprintf("%zu allocator symbol%s exported by %s: %s", group->nnames,
+                              group->nnames == 1 ? "" : "s", paths, names));
+    free(paths);
+    free(names);
+    for (size_t k = 0; k < group->nexporters; k++)
+      finding_add_artifact(finding, group->exporters[k]);
+    free(group->exporters);
+    free(group->names);
+  }
+  free(groups);
+  free(entries);
+}
+
+static char *sample_text(const sample_t *sample) {
+  return join_names((const char *const *)sample->names, sample->kept, sample->count);
+}
+
+static void find_exported_tls(const audit_set_t *set, findings_t *out) {
+  for (size_t i = 0; i < set->nartifacts; i++) {
+    const artifact_t *artifact = set->artifacts[i];
+    if (!takes_part(artifact) || artifact->exported_tls.count == 0) continue;
+    char *names = sample_text(&artifact->exported_tls);
+    finding_t *finding =
+        add_finding(out, SEVERITY_MEDIUM, "exported-tls", risk_exported_tls,
+                    xasprintf("%s exports thread-local symbol%s %s", artifact->path,
+                              artifact->exported_tls.count == 1 ? "" : "s", names));
+    free(names);
+    finding_add_artifact(finding, i);
+  }
+}
+
+static void find_static_tls(const audit_set_t *set, findings_t *out) {
+  for (size_t i = 0; i < set->nartifacts; i++) {
+    const artifact_t *artifact = set->artifacts[i];
+    /* An executable's TLS is static by construction and always fits. */
+    if (!takes_part(artifact) || !artifact->static_tls || artifact->kind == KIND_EXECUTABLE)
+      continue;
+    severity_t severity;
+    const char *risk, *what;
+    if (artifact->kind != KIND_SHARED_OBJECT) {
+      severity = SEVERITY_MEDIUM, risk = risk_static_tls_object, what = "object";
+    } else if (artifact->host_vm) {
+      severity = SEVERITY_HIGH, risk = risk_static_tls_module, what = "VM extension module";
+    } else if (artifact_has_family(artifact, FAMILY_INTERPOSER)) {
+      severity = SEVERITY_LOW, risk = risk_static_tls_interposer, what = "interposer";
+    } else {
+      severity = SEVERITY_MEDIUM, risk = risk_static_tls_module, what = "shared object";
+    }
+    finding_t *finding = add_finding(
+        out, severity, "static-tls", risk,
+        xasprintf("%s %s uses static TLS (%s)", what, artifact->path, artifact->static_tls));
+    finding_add_artifact(finding, i);
+  }
+}
+
+static void find_vm_module_exports(const audit_set_t *set, findings_t *out) {
+  for (size_t i = 0; i < set->nartifacts; i++) {
+    const artifact_t *artifact = set->artifacts[i];
+    if (!takes_part(artifact) || !artifact->host_vm) continue;
+    for (int f = 0; f < FAMILY_COUNT; f++) {
+      /* nsalloc's API is prefixed; its exports are nsalloc-default-visibility. */
+      const sample_t *exported = &artifact->families[f].exported;
+      if (f == FAMILY_NSALLOC || exported->count == 0) continue;
+      char *names = sample_text(exported);
+      finding_t *finding = add_finding(
+          out, SEVERITY_HIGH, "vm-module-exports-allocator", risk_vm_exports,
+          xasprintf("%s %s exports unprefixed %s symbols: %s", artifact->host_vm, artifact->path,
+                    f == FAMILY_INTERPOSER ? "standard allocator" : family_name((family_t)f),
+                    names));
+      free(names);
+      finding_add_artifact(finding, i);
+    }
+  }
+}
+
+static void find_nsalloc_visibility(const audit_set_t *set, findings_t *out) {
+  for (size_t i = 0; i < set->nartifacts; i++) {
+    const artifact_t *artifact = set->artifacts[i];
+    if (!takes_part(artifact)) continue;
+    for (size_t c = 0; c < artifact->ncopies; c++) {
+      const nsalloc_copy_t *copy = &artifact->copies[c];
+      if (!copy->id.valid || copy->distribution) continue;
+      if (copy->id.hidden && !copy->exports_malloc) continue;
+      const char *why = !copy->id.hidden && copy->exports_malloc
+                            ? "built with visibility=default and exports %smalloc"
+                        : copy->exports_malloc ? "exports %smalloc"
+                                               : "built with visibility=default";
+      char *reason = xasprintf(why, copy->id.prefix);
+      finding_t *finding = add_finding(
+          out, SEVERITY_HIGH, "nsalloc-default-visibility", risk_nsalloc_visibility,
+          xasprintf("nsalloc copy prefix=%s in %s is %s", copy->id.prefix, artifact->path, reason));
+      free(reason);
+      finding_add_artifact(finding, i);
+    }
+  }
+}
+
+/* Most severe first; equal severities keep the order they were found in. */
+static int by_severity_then_discovery(const void *a, const void *b) {
+  const finding_t *x = a, *y = b;
+  if (x->severity != y->severity) return (int)y->severity - (int)x->severity;
+  return (x->discovery > y->discovery) - (x->discovery < y->discovery);
+}
+
+void findings_compute(const audit_set_t *set, findings_t *out) {
+  memset(out, 0, sizeof *out);
+  find_duplicate_families(set, out);
+  find_duplicate_exports(set, out);
+  find_vm_module_exports(set, out);
+  find_nsalloc_visibility(set, out);
+  find_static_tls(set, out);
+  find_exported_tls(set, out);
+  qsort(out->items, out->len, sizeof out->items[0], by_severity_then_discovery);
+}
+
+void findings_free(findings_t *findings) {
+  for (size_t i = 0; i < findings->len; i++) {
+    free(findings->items[i].message);
+    free(findings->items[i].artifacts);
+  }
+  free(findings->items);
+  memset(findings, 0, sizeof *findings);
+}

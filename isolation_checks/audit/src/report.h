@@ -1,0 +1,30 @@
+/*
+ * report.h - writing the audit as text for people or JSON for machines.
+ *
+ * Both forms carry the same facts: per artifact its type, role, TLS model,
+ * allocator families with their evidence and nsalloc copies; then the errors,
+ * the set-level findings and the exit status the run ends with.
+ */
+#ifndef AUDIT_REPORT_H
+#define AUDIT_REPORT_H
+
+#include "artifact.h"
+#include "findings.h"
+
+#include <stdio.h>
+
+typedef struct report_outcome {
+  severity_t fail_on;
+  size_t failing_findings; /* findings at or above fail_on */
+  int exit_status;
+} report_outcome_t;
+
+void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
+                 const report_outcome_t *outcome);
+void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
+                 const report_outcome_t *outcome);
+
+/* The TLS model line both reports print: "none", "dynamic" or "static". */
+const char *report_tls_model(const artifact_t *artifact);
+
+#endif

@@ -1,0 +1,151 @@
+/* report_json.c - the machine-readable report (one JSON object). */
+#include "report.h"
+
+#include "util.h"
+
+#include <stdlib.h>
+
+static void json_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*c == '"' || *c == '\\')
+      fprintf(out, "\\%c", *c);
+    else if (*c < 0x20 || *c >= 0x7f)
+      fprintf(out, "\\u%04x", *c); /* keep output ASCII */
+    else
+      fputc(*c, out);
+  }
+  fputc('"', out);
+}
+
+static void json_string_or_null(FILE *out, const char *s) {
+  if (s)
+    json_string(out, s);
+  else
+    fputs("null", out);
+}
+
+static void json_sample(FILE *out, const sample_t *sample) {
+  fprintf(out, "{\"count\": %zu, \"sample\": [", sample->count);
+  for (size_t k = 0; k < sample->kept; k++) {
+    if (k) fputs(", ", out);
+    json_string(out, sample->names[k]);
+  }
+  fputs("]}", out);
+}
+
+static void json_family(FILE *out, const artifact_t *artifact, family_t family) {
+  const family_evidence_t *evidence = &artifact->families[family];
+  fputs("{\"name\": ", out);
+  json_string(out, family_name(family));
+  fputs(", \"strings\": [", out);
+  const char *between = "";
+  for (size_t i = 0; i < family_string_count(family); i++) {
+    if (!(evidence->strings & (UINT32_C(1) << i))) continue;
+    fputs(between, out);
+    json_string(out, family_string(family, i));
+    between = ", ";
+  }
+  fputs("], \"defined\": ", out);
+  json_sample(out, &evidence->defined);
+  fputs(", \"exported\": ", out);
+  json_sample(out, &evidence->exported);
+  fputc('}', out);
+}
+
+static void json_nsalloc_copy(FILE *out, const nsalloc_copy_t *copy) {
+  fprintf(out, "{\"valid\": %s, \"record\": ", copy->id.valid ? "true" : "false");
+  json_string(out, copy->id.text);
+  fputs(", \"prefix\": ", out);
+  json_string_or_null(out, copy->id.prefix);
+  fputs(", \"version\": ", out);
+  json_string_or_null(out, copy->id.version);
+  fputs(", \"visibility\": ", out);
+  json_string_or_null(out, !copy->id.valid ? NULL : copy->id.hidden ? "hidden" : "default");
+  fputs(", \"tls\": ", out);
+  json_string_or_null(out, copy->id.tls);
+  fprintf(out, ", \"defines_malloc\": %s, \"exports_malloc\": %s, \"distribution\": %s}",
+          copy->defines_malloc ? "true" : "false", copy->exports_malloc ? "true" : "false",
+          copy->distribution ? "true" : "false");
+}
+
+static void json_artifact(FILE *out, const artifact_t *artifact) {
+  fputs("    {\"path\": ", out);
+  json_string(out, artifact->path);
+  fputs(", \"kind\": ", out);
+  json_string(out, artifact_kind_name(artifact->kind));
+  char *description = artifact_describe(artifact);
+  fputs(", \"type\": ", out);
+  json_string(out, description);
+  free(description);
+  fprintf(out, ", \"elf_class\": %d, \"big_endian\": %s, \"machine\": %u, \"elf_members\": %zu",
+          artifact->elf_class, artifact->big_endian ? "true" : "false", artifact->machine,
+          artifact->elf_members);
+  fputs(", \"soname\": ", out);
+  json_string_or_null(out, artifact->soname);
+  fputs(", \"host_vm\": ", out);
+  json_string_or_null(out, artifact->host_vm);
+  fputs(", \"host_vm_entry\": ", out);
+  json_string_or_null(out, artifact->host_vm_entry);
+  fprintf(out, ", \"system_runtime\": %s", artifact->system_runtime ? "true" : "false");
+  fputs(", \"tls\": {\"model\": ", out);
+  json_string(out, report_tls_model(artifact));
+  fputs(", \"static_tls\": ", out);
+  json_string_or_null(out, artifact->static_tls);
+  fputs("}, \"families\": [", out);
+  const char *between = "";
+  for (int f = 0; f < FAMILY_COUNT; f++) {
+    if (f == FAMILY_NSALLOC || !artifact_has_family(artifact, (family_t)f)) continue;
+    fputs(between, out);
+    json_family(out, artifact, (family_t)f);
+    between = ", ";
+  }
+  fputs("], \"nsalloc_copies\": [", out);
+  for (size_t c = 0; c < artifact->ncopies; c++) {
+    if (c) fputs(", ", out);
+    json_nsalloc_copy(out, &artifact->copies[c]);
+  }
+  fputs("], \"exported_tls\": ", out);
+  json_sample(out, &artifact->exported_tls);
+  fputc('}', out);
+}
+
+void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
+                 const report_outcome_t *outcome) {
+  fputs("{\n  \"artifacts\": [\n", out);
+  for (size_t i = 0; i < set->nartifacts; i++) {
+    json_artifact(out, set->artifacts[i]);
+    fputs(i + 1 < set->nartifacts ? ",\n" : "\n", out);
+  }
+  fputs("  ],\n  \"errors\": [\n", out);
+  for (size_t i = 0; i < set->nerrors; i++) {
+    fputs("    {\"path\": ", out);
+    json_string(out, set->errors[i].path);
+    fputs(", \"message\": ", out);
+    json_string(out, set->errors[i].message);
+    fputs(i + 1 < set->nerrors ? "},\n" : "}\n", out);
+  }
+  fputs("  ],\n  \"findings\": [\n", out);
+  for (size_t i = 0; i < findings->len; i++) {
+    const finding_t *finding = &findings->items[i];
+    fputs("    {\"severity\": ", out);
+    json_string(out, severity_name(finding->severity));
+    fputs(", \"kind\": ", out);
+    json_string(out, finding->kind);
+    fputs(", \"message\": ", out);
+    json_string(out, finding->message);
+    fputs(", \"risk\": ", out);
+    json_string(out, finding->risk);
+    fputs(", \"artifacts\": [", out);
+    for (size_t a = 0; a < finding->nartifacts; a++) {
+      if (a) fputs(", ", out);
+      json_string(out, set->artifacts[finding->artifacts[a]]->path);
+    }
+    fputs(i + 1 < findings->len ? "]},\n" : "]}\n", out);
+  }
+  fprintf(out,
+          "  ],\n  \"skipped\": {\"without_elf\": %zu, \"seen_twice\": %zu},\n"
+          "  \"fail_on\": \"%s\",\n  \"failing_findings\": %zu,\n  \"exit_status\": %d\n}\n",
+          set->skipped_non_elf, set->skipped_duplicate, severity_name(outcome->fail_on),
+          outcome->failing_findings, outcome->exit_status);
+}

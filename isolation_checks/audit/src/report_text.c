@@ -1,0 +1,121 @@
+/* report_text.c - the human-readable report. */
+#include "report.h"
+
+#include "util.h"
+
+#include <stdlib.h>
+
+const char *report_tls_model(const artifact_t *artifact) {
+  if (artifact->static_tls) return "static";
+  return artifact->uses_tls ? "dynamic" : "none";
+}
+
+static const char *plural(size_t n) {
+  return n == 1 ? "" : "s";
+}
+
+static void print_sample(FILE *out, const char *verb, const sample_t *sample) {
+  fprintf(out, "%s %zu symbol%s: ", verb, sample->count, plural(sample->count));
+  for (size_t k = 0; k < sample->kept; k++)
+    fprintf(out, "%s%s", k ? ", " : "", sample->names[k]);
+  if (sample->count > sample->kept) fprintf(out, " and %zu more", sample->count - sample->kept);
+}
+
+static void print_family_evidence(FILE *out, const artifact_t *artifact, family_t family) {
+  const family_evidence_t *evidence = &artifact->families[family];
+  fprintf(out, "    %s: ", family_name(family));
+  const char *separator = "";
+  if (evidence->strings) {
+    fputs("strings", out);
+    const char *between = " ";
+    for (size_t i = 0; i < family_string_count(family); i++) {
+      if (!(evidence->strings & (UINT32_C(1) << i))) continue;
+      fprintf(out, "%s\"%s\"", between, family_string(family, i));
+      between = ", ";
+    }
+    separator = "; ";
+  }
+  if (evidence->defined.count) {
+    fputs(separator, out);
+    print_sample(out, "defines", &evidence->defined);
+    separator = "; ";
+  }
+  if (evidence->exported.count) {
+    fputs(separator, out);
+    print_sample(out, "exports", &evidence->exported);
+  }
+  fputc('\n', out);
+}
+
+static void print_nsalloc_copy(FILE *out, const nsalloc_copy_t *copy) {
+  if (!copy->id.valid) {
+    fprintf(out, "    nsalloc: malformed identification record \"%s\"\n", copy->id.text);
+    return;
+  }
+  fprintf(out, "    nsalloc: prefix=%s version=%s visibility=%s tls=%s; %smalloc %s, %s%s\n",
+          copy->id.prefix, copy->id.version, copy->id.hidden ? "hidden" : "default", copy->id.tls,
+          copy->id.prefix, copy->defines_malloc ? "defined" : "not in .symtab",
+          copy->exports_malloc ? "exported" : "not exported",
+          copy->distribution ? " (the copy's own shared library)" : "");
+}
+
+static void print_artifact(FILE *out, const artifact_t *artifact) {
+  char *description = artifact_describe(artifact);
+  fprintf(out, "%s\n  type: %s\n", artifact->path, description);
+  free(description);
+  if (artifact->soname) fprintf(out, "  soname: %s\n", artifact->soname);
+  if (artifact->host_vm)
+    fprintf(out, "  host VM: %s (entry point %s)\n", artifact->host_vm, artifact->host_vm_entry);
+  if (artifact->system_runtime)
+    fputs("  role: system C/C++ runtime (not counted in set-level findings)\n", out);
+  fprintf(out, "  tls: %s", report_tls_model(artifact));
+  if (artifact->static_tls) fprintf(out, " (%s)", artifact->static_tls);
+  fputs("\n  allocators:", out);
+  size_t families = 0;
+  for (int f = 0; f < FAMILY_COUNT; f++) {
+    if (artifact_has_family(artifact, (family_t)f))
+      fprintf(out, "%s %s", families++ ? "," : "", family_name((family_t)f));
+  }
+  fputs(families ? "\n" : " none\n", out);
+  for (size_t c = 0; c < artifact->ncopies; c++)
+    print_nsalloc_copy(out, &artifact->copies[c]);
+  for (int f = 0; f < FAMILY_COUNT; f++) {
+    if (f != FAMILY_NSALLOC && artifact_has_family(artifact, (family_t)f))
+      print_family_evidence(out, artifact, (family_t)f);
+  }
+  if (artifact->exported_tls.count) {
+    fputs("  exported TLS: ", out);
+    print_sample(out, "exports", &artifact->exported_tls);
+    fputc('\n', out);
+  }
+  fputc('\n', out);
+}
+
+void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
+                 const report_outcome_t *outcome) {
+  fprintf(out, "nsalloc-audit: %zu artifact%s, %zu error%s, %zu finding%s", set->nartifacts,
+          plural(set->nartifacts), set->nerrors, plural(set->nerrors), findings->len,
+          plural(findings->len));
+  if (set->skipped_non_elf || set->skipped_duplicate)
+    fprintf(out, " (skipped %zu without ELF, %zu seen twice)", set->skipped_non_elf,
+            set->skipped_duplicate);
+  fputs("\n\n", out);
+  for (size_t i = 0; i < set->nartifacts; i++)
+    print_artifact(out, set->artifacts[i]);
+  if (set->nerrors) {
+    fputs("errors:\n", out);
+    for (size_t i = 0; i < set->nerrors; i++)
+      fprintf(out, "  %s: %s\n", set->errors[i].path, set->errors[i].message);
+    fputc('\n', out);
+  }
+  fputs("findings:", out);
+  fputs(findings->len ? "\n" : " none\n", out);
+  for (size_t i = 0; i < findings->len; i++) {
+    const finding_t *finding = &findings->items[i];
+    fprintf(out, "  [%s] %s: %s\n    risk: %s\n", severity_name(finding->severity), finding->kind,
+            finding->message, finding->risk);
+  }
+  fprintf(out, "\nexit status %d: %zu finding%s at or above %s, %zu error%s\n",
+          outcome->exit_status, outcome->failing_findings, plural(outcome->failing_findings),
+          severity_name(outcome->fail_on), set->nerrors, plural(set->nerrors));
+}

@@ -1,0 +1,128 @@
+/*
+ * signatures.c - the signature database.
+ *
+ * Symbol rules are name prefixes: an exact API name is its own prefix
+ * ("rpfree"), and a prefix ending in '_' covers a whole namespace ("je_").
+ * Names several allocators share are left out: gperftools also exports
+ * jemalloc's nallocx, so nallocx identifies neither.
+ * Prefixes are chosen to be specific to one allocator: "tc_" alone would also
+ * match traffic-control code, so only tcmalloc's own tc_* entry points are
+ * listed. C++ namespaces appear as their mangled form (_ZN8tcmalloc is
+ * `tcmalloc::`).
+ *
+ * Byte strings were checked against Debian's binaries (libjemalloc.so.2,
+ * libtcmalloc_minimal.so.4, libmimalloc.so.2, clang's Scudo runtime, glibc's
+ * ptmalloc) where Debian ships the allocator; docs/audit.md lists which
+ * families are recognised by symbols only once stripped.
+ */
+#include "signatures.h"
+
+#include <string.h>
+
+#define MAX_RULES   24
+#define MAX_STRINGS 4
+
+typedef struct family_signature {
+  const char *name;
+  const char *symbol_prefixes[MAX_RULES]; /* NULL-terminated */
+  const char *strings[MAX_STRINGS];       /* NULL-terminated */
+} family_signature_t;
+
+static const family_signature_t signatures[FAMILY_COUNT] = {
+    [FAMILY_NSALLOC] = {.name = "nsalloc"},
+    [FAMILY_MIMALLOC] = {.name = "mimalloc",
+                         .symbol_prefixes = {"mi_malloc", "mi_zalloc", "mi_calloc", "mi_realloc",
+                                             "mi_free", "mi_heap_", "mi_option_", "mi_stats_",
+                                             "mi_thread_", "mi_process_", "_mi_"},
+                         .strings = {"mimalloc: error: ", "mimalloc: warning: "}},
+    [FAMILY_JEMALLOC] = {.name = "jemalloc",
+                         .symbol_prefixes = {"je_", "_rjem_", "mallocx", "rallocx", "xallocx",
+                                             "sallocx", "dallocx", "sdallocx", "mallctl",
+                                             "malloc_stats_print"},
+                         .strings = {"<jemalloc>: "}},
+    [FAMILY_TCMALLOC] = {.name = "tcmalloc",
+                         .symbol_prefixes = {"_ZN8tcmalloc",
+                                             "TCMalloc_",
+                                             "_ZN15MallocExtension",
+                                             "MallocExtension_",
+                                             "MallocHook_",
+                                             "tcmalloc_",
+                                             "tc_malloc",
+                                             "tc_free",
+                                             "tc_calloc",
+                                             "tc_realloc",
+                                             "tc_cfree",
+                                             "tc_memalign",
+                                             "tc_posix_memalign",
+                                             "tc_valloc",
+                                             "tc_pvalloc",
+                                             "tc_new",
+                                             "tc_delete",
+                                             "tc_newarray",
+                                             "tc_deletearray",
+                                             "tc_mallopt",
+                                             "tc_mallinfo",
+                                             "tc_version",
+                                             "tc_set_new_mode"},
+                         .strings = {"TCMALLOC_RELEASE_RATE", "tcmalloc: "}},
+    [FAMILY_RPMALLOC] = {.name = "rpmalloc",
+                         .symbol_prefixes = {"rpmalloc", "rpfree", "rpcalloc", "rprealloc",
+                                             "rpaligned_", "rpmemalign", "rpposix_memalign",
+                                             "rpmalloc_"}},
+    [FAMILY_SNMALLOC] = {.name = "snmalloc",
+                         .symbol_prefixes = {"_ZN8snmalloc", "sn_rust_", "sn_malloc", "sn_free",
+                                             "sn_calloc", "sn_realloc"}},
+    [FAMILY_SCUDO] = {.name = "scudo",
+                      .symbol_prefixes = {"_ZN5scudo", "__scudo_", "scudo_"},
+                      .strings = {"Scudo ERROR: ", "SCUDO_OPTIONS"}},
+    [FAMILY_HOARD] = {.name = "hoard",
+                      .symbol_prefixes = {"_ZN5Hoard", "xxmalloc", "xxfree", "xxrealloc"},
+                      .strings = {"www.hoard.org"}},
+    [FAMILY_DLMALLOC] = {.name = "dlmalloc",
+                         .symbol_prefixes = {"dlmalloc", "dlfree", "dlcalloc", "dlrealloc",
+                                             "dlmemalign", "dlposix_memalign", "dlvalloc",
+                                             "dlindependent_", "mspace_", "create_mspace",
+                                             "destroy_mspace", "ptmalloc_init"},
+                         /* malloc_stats() lines of dlmalloc 2.8 and glibc's ptmalloc, and a
+                          * ptmalloc integrity check message. */
+                         .strings = {"in use bytes     = %10", "malloc(): corrupted top size"}},
+    [FAMILY_INTERPOSER] = {.name = "interposer"},
+};
+
+const char *family_name(family_t family) {
+  return signatures[family].name;
+}
+
+family_t family_of_symbol(const char *name) {
+  for (int f = 0; f < FAMILY_COUNT; f++) {
+    for (const char *const *rule = signatures[f].symbol_prefixes; *rule; rule++) {
+      /* First-byte check first: this runs once per symbol per rule. */
+      if ((*rule)[0] == name[0] && strncmp(name, *rule, strlen(*rule)) == 0) return (family_t)f;
+    }
+  }
+  return FAMILY_COUNT;
+}
+
+size_t family_string_count(family_t family) {
+  size_t n = 0;
+  while (n < MAX_STRINGS && signatures[family].strings[n])
+    n++;
+  return n;
+}
+
+const char *family_string(family_t family, size_t index) {
+  return signatures[family].strings[index];
+}
+
+bool standard_allocator_symbol(const char *name) {
+  static const char *const exact[] = {"malloc",         "free",          "calloc",   "realloc",
+                                      "posix_memalign", "aligned_alloc", "memalign", "valloc"};
+  for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
+    if (strcmp(name, exact[i]) == 0) return true;
+  }
+  /* operator new / new[] / delete / delete[] in every overload, for both
+   * size_t manglings (m on LP64, j on ILP32): _Znwm, _ZnamRKSt9nothrow_t,
+   * _ZdlPvm, _ZdaPvSt11align_val_t, ... */
+  return strncmp(name, "_Znw", 4) == 0 || strncmp(name, "_Zna", 4) == 0 ||
+         strncmp(name, "_ZdlPv", 6) == 0 || strncmp(name, "_ZdaPv", 6) == 0;
+}
