@@ -149,20 +149,32 @@ static void scan_bytes(artifact_t *artifact, const char *bytes, size_t size) {
   }
 }
 
-/* Initial-exec and local-exec TLS relocations: code using them reaches its
- * variables at a fixed offset from the thread pointer, which forces static
- * TLS on any shared object the code is linked into. */
+/* Relocations of initial-exec and local-exec TLS: code using them reaches its
+ * variables at a fixed offset from the thread pointer. In a relocatable
+ * object they are the code's own (GOT-relative TP offsets, direct TP
+ * offsets); in a shared object they survive as dynamic TP-offset relocations
+ * the loader can only resolve inside the static TLS block. Either way the
+ * module needs static TLS, whether or not the linker also set DF_STATIC_TLS
+ * (GNU ld does on x86; lld 14 does not on AArch64, PowerPC64 or MIPS). */
 static bool is_static_tls_relocation(unsigned machine, unsigned type) {
   switch (machine) {
   case EM_X86_64:
-    return type == R_X86_64_GOTTPOFF || type == R_X86_64_TPOFF32;
+    return type == R_X86_64_GOTTPOFF || type == R_X86_64_TPOFF32 || type == R_X86_64_TPOFF64;
   case EM_386:
     return type == R_386_TLS_IE || type == R_386_TLS_GOTIE || type == R_386_TLS_LE ||
-           type == R_386_TLS_IE_32 || type == R_386_TLS_LE_32;
+           type == R_386_TLS_IE_32 || type == R_386_TLS_LE_32 || type == R_386_TLS_TPOFF ||
+           type == R_386_TLS_TPOFF32;
   case EM_AARCH64:
     return (type >= R_AARCH64_TLSIE_MOVW_GOTTPREL_G1 &&
             type <= R_AARCH64_TLSIE_LD_GOTTPREL_PREL19) ||
-           (type >= R_AARCH64_TLSLE_MOVW_TPREL_G2 && type <= R_AARCH64_TLSLE_LDST128_TPREL_LO12_NC);
+           (type >= R_AARCH64_TLSLE_MOVW_TPREL_G2 &&
+            type <= R_AARCH64_TLSLE_LDST128_TPREL_LO12_NC) ||
+           type == R_AARCH64_TLS_TPREL;
+  case EM_PPC64:
+    return type == R_PPC64_TLS || (type >= R_PPC64_TPREL16 && type <= R_PPC64_TPREL64) ||
+           (type >= R_PPC64_GOT_TPREL16_DS && type <= R_PPC64_GOT_TPREL16_HA);
+  case EM_MIPS:
+    return type >= R_MIPS_TLS_GOTTPREL && type <= R_MIPS_TLS_TPREL_LO16;
   default:
     return false;
   }
@@ -170,6 +182,7 @@ static bool is_static_tls_relocation(unsigned machine, unsigned type) {
 
 static void scan_relocations(artifact_t *artifact, const GElf_Ehdr *ehdr, const GElf_Shdr *shdr,
                              Elf_Data *data) {
+  if (artifact->static_tls) return; /* already known: skip the table */
   for (int i = 0;; i++) {
     GElf_Rela rela;
     GElf_Rel rel;
@@ -183,7 +196,7 @@ static void scan_relocations(artifact_t *artifact, const GElf_Ehdr *ehdr, const 
     }
     /* GElf widens 32-bit r_info with ELF64_R_INFO, so GELF_R_TYPE fits both. */
     if (is_static_tls_relocation(ehdr->e_machine, (unsigned)GELF_R_TYPE(info))) {
-      artifact->static_tls = "initial-exec relocations";
+      if (!artifact->static_tls) artifact->static_tls = "initial-exec TLS relocations";
       return;
     }
   }
@@ -236,7 +249,7 @@ static char *scan_sections(artifact_t *artifact, Elf *elf, const GElf_Ehdr *ehdr
     bool wanted = shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM ||
                   shdr.sh_type == SHT_DYNAMIC ||
                   (shdr.sh_type == SHT_PROGBITS && !(shdr.sh_flags & SHF_EXECINSTR)) ||
-                  (ehdr->e_type == ET_REL && (shdr.sh_type == SHT_RELA || shdr.sh_type == SHT_REL));
+                  shdr.sh_type == SHT_RELA || shdr.sh_type == SHT_REL;
     if (!wanted || shdr.sh_size == 0) continue;
     Elf_Data *data = elf_getdata(scn, NULL);
     if (!data) {

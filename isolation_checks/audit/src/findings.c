@@ -3,6 +3,7 @@
 
 #include "util.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,31 +96,49 @@ static char *join_artifact_paths(const audit_set_t *set, const size_t *indexes, 
   return text;
 }
 
+/* Artifacts built for different machines, classes or byte orders are never
+ * loaded into one process, so set-level patterns are judged per ABI. */
+static uint64_t abi_of(const artifact_t *artifact) {
+  return (uint64_t)artifact->machine << 8 | (uint64_t)artifact->elf_class << 1 |
+         (uint64_t)artifact->big_endian;
+}
+
 static void find_duplicate_families(const audit_set_t *set, findings_t *out) {
   size_t *holders = xcalloc(set->nartifacts, sizeof *holders);
+  bool *judged = xcalloc(set->nartifacts, sizeof *judged);
   for (int f = 0; f < FAMILY_COUNT; f++) {
     /* Private nsalloc copies are built to coexist; interposers are judged by
      * the symbols they export (duplicate-export). */
     if (f == FAMILY_NSALLOC || f == FAMILY_INTERPOSER) continue;
-    size_t count = 0, modules = 0, executables = 0;
-    for (size_t i = 0; i < set->nartifacts; i++) {
-      const artifact_t *artifact = set->artifacts[i];
-      if (!takes_part(artifact) || !artifact_has_family(artifact, (family_t)f)) continue;
-      holders[count++] = i;
-      if (artifact->kind == KIND_EXECUTABLE)
-        executables++;
-      else
-        modules++;
+    memset(judged, 0, set->nartifacts * sizeof *judged);
+    for (size_t first = 0; first < set->nartifacts; first++) {
+      const artifact_t *leader = set->artifacts[first];
+      if (judged[first] || !takes_part(leader) || !artifact_has_family(leader, (family_t)f))
+        continue;
+      size_t count = 0, modules = 0, executables = 0;
+      for (size_t i = first; i < set->nartifacts; i++) {
+        const artifact_t *artifact = set->artifacts[i];
+        if (!takes_part(artifact) || !artifact_has_family(artifact, (family_t)f) ||
+            abi_of(artifact) != abi_of(leader))
+          continue;
+        judged[i] = true;
+        holders[count++] = i;
+        if (artifact->kind == KIND_EXECUTABLE)
+          executables++;
+        else
+          modules++;
+      }
+      if (!could_share_a_process(modules, executables)) continue;
+      char *paths = join_artifact_paths(set, holders, count);
+      finding_t *finding = add_finding(
+          out, SEVERITY_HIGH, "duplicate-family", risk_duplicate_family,
+          xasprintf("%s is bundled in %zu artifacts: %s", family_name((family_t)f), count, paths));
+      free(paths);
+      for (size_t i = 0; i < count; i++)
+        finding_add_artifact(finding, holders[i]);
     }
-    if (!could_share_a_process(modules, executables)) continue;
-    char *paths = join_artifact_paths(set, holders, count);
-    finding_t *finding = add_finding(
-        out, SEVERITY_HIGH, "duplicate-family", risk_duplicate_family,
-        xasprintf("%s is bundled in %zu artifacts: %s", family_name((family_t)f), count, paths));
-    free(paths);
-    for (size_t i = 0; i < count; i++)
-      finding_add_artifact(finding, holders[i]);
   }
+  free(judged);
   free(holders);
 }
 
@@ -142,13 +161,15 @@ static char *join_names(const char *const *names, size_t shown, size_t total) {
 /* One exported allocator name and an artifact exporting it. */
 typedef struct export_entry {
   const char *name;
+  uint64_t abi;
   size_t artifact;
 } export_entry_t;
 
-static int by_name_then_artifact(const void *a, const void *b) {
+static int by_name_abi_artifact(const void *a, const void *b) {
   const export_entry_t *x = a, *y = b;
   int order = strcmp(x->name, y->name);
   if (order) return order;
+  if (x->abi != y->abi) return (x->abi > y->abi) - (x->abi < y->abi);
   return (x->artifact > y->artifact) - (x->artifact < y->artifact);
 }
 
@@ -186,16 +207,18 @@ static void find_duplicate_exports(const audit_set_t *set, findings_t *out) {
     if (!takes_part(artifact)) continue;
     for (size_t k = 0; k < artifact->allocator_exports.len; k++) {
       xgrow((void **)&entries, &entries_cap, nentries, sizeof entries[0]);
-      entries[nentries++] = (export_entry_t){artifact->allocator_exports.items[k], i};
+      entries[nentries++] =
+          (export_entry_t){artifact->allocator_exports.items[k], abi_of(artifact), i};
     }
   }
-  qsort(entries, nentries, sizeof entries[0], by_name_then_artifact);
+  qsort(entries, nentries, sizeof entries[0], by_name_abi_artifact);
 
   export_group_t *groups = NULL;
   size_t ngroups = 0, groups_cap = 0;
   for (size_t start = 0, end; start < nentries; start = end) {
     size_t modules = 0, executables = 0;
-    for (end = start; end < nentries && strcmp(entries[end].name, entries[start].name) == 0;
+    for (end = start; end < nentries && entries[end].abi == entries[start].abi &&
+                      strcmp(entries[end].name, entries[start].name) == 0;
          end++) {
       if (set->artifacts[entries[end].artifact]->kind == KIND_EXECUTABLE)
         executables++;

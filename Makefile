@@ -1,0 +1,35 @@
+# Thin wrapper around CMake. `make demo` and `make test` are the README's quick start.
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build test demo bench check-format format clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+demo: build
+	$(BUILD)/tests/demo/nsalloc-demo
+
+bench: build
+	cmake --build $(BUILD) --target bench
+
+check-format:
+	scripts/check-format.sh
+
+format:
+	scripts/check-format.sh --fix
+
+clean:
+	rm -rf $(BUILD)

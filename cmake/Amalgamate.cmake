@@ -1,0 +1,21 @@
+# cmake -DCORE_DIR=... -DHEADER=... -DOUT_DIR=... -P Amalgamate.cmake
+# Inlines internal.h and every core file that core/nsalloc.c includes, in that
+# order, into one nsalloc.c; copies the public header beside it.
+file(MAKE_DIRECTORY ${OUT_DIR})
+file(STRINGS ${CORE_DIR}/nsalloc.c unity_lines)
+set(out "/* nsalloc amalgamation: generated from core/ - do not edit. */\n")
+string(APPEND out "#include \"nsalloc.h\"\n")
+foreach(part internal.h)
+  file(READ ${CORE_DIR}/${part} text)
+  string(REPLACE "#include \"nsalloc.h\"\n" "" text "${text}")
+  string(APPEND out "/* ---- ${part} ---- */\n${text}\n")
+endforeach()
+foreach(line IN LISTS unity_lines)
+  if(line MATCHES "^#include \"([a-z_]+\\.c)\"$")
+    file(READ ${CORE_DIR}/${CMAKE_MATCH_1} text)
+    string(REPLACE "#include \"internal.h\"\n" "" text "${text}")
+    string(APPEND out "/* ---- ${CMAKE_MATCH_1} ---- */\n${text}\n")
+  endif()
+endforeach()
+file(WRITE ${OUT_DIR}/nsalloc.c "${out}")
+configure_file(${HEADER} ${OUT_DIR}/nsalloc.h COPYONLY)

@@ -1,0 +1,139 @@
+/*
+ * alloc.c - the allocation API: malloc and friends, for the thread's default
+ * heap and for first-class heaps, through one set of heap-parameterised
+ * functions.
+ */
+#include "internal.h"
+
+/* The malloc fast path: pop the first free block of the size's page. */
+static inline void *heap_alloc(heap_t *heap, size_t size) {
+  if (likely(size <= DIRECT_MAX)) {
+    page_t *page = heap->direct[(size + 15) >> 4];
+    block_t *block = page->free;
+    if (likely(block != NULL)) {
+      page->free = block->next;
+      page_used_add(page, 1);
+      block->tag = 0;
+      return block;
+    }
+  }
+  return heap_malloc_slow(heap, size, 0);
+}
+
+static void *heap_calloc_impl(heap_t *heap, size_t count, size_t size) {
+  size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  void *p = heap_alloc(heap, total);
+  if (p) memset(p, 0, total);
+  return p;
+}
+
+static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
+  if (!is_power_of_two(alignment)) {
+    errno = EINVAL;
+    return NULL;
+  }
+  if (alignment <= MIN_ALIGN) return heap_alloc(heap, size);
+  return heap_malloc_slow(heap, size, alignment);
+}
+
+/* Resize p: in place while the new size still fits its block (and does not
+ * waste more than half of it), else allocate from `heap`, copy, and free p
+ * (as heap_free on `local_heap` when given). Failure leaves p untouched. */
+static void *heap_realloc_impl(heap_t *heap, heap_t *local_heap, void *p, size_t size) {
+  if (!p) return heap_alloc(heap, size);
+  page_t *page;
+  enum locate_result where = locate(p, &page);
+  if (where == LOCATE_FOREIGN) return foreign_realloc(p, size);
+  if (where != LOCATE_OWN) {
+    invalid_pointer(OP_REALLOC, p, where);
+    errno = EINVAL;
+    return NULL;
+  }
+  size_t usable = page_usable_size(page);
+  if (size <= usable && (size >= usable / 2 || nsalloc_good_size(size) == usable)) return p;
+  void *q = heap_alloc(heap, size);
+  if (!q) return NULL;
+  memcpy(q, p, size < usable ? size : usable);
+  free_checked(p, local_heap, OP_REALLOC);
+  return q;
+}
+
+static void *heap_reallocarray_impl(heap_t *heap, heap_t *local_heap, void *p, size_t count,
+                                    size_t size) {
+  size_t total;
+  if (__builtin_mul_overflow(count, size, &total)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return heap_realloc_impl(heap, local_heap, p, total);
+}
+
+/* A NUL-terminated copy of the first `length` bytes of s. */
+static char *heap_string_copy(heap_t *heap, const char *s, size_t length) {
+  char *copy = heap_alloc(heap, length + 1);
+  if (copy) {
+    memcpy(copy, s, length);
+    copy[length] = '\0';
+  }
+  return copy;
+}
+
+/* ---- default heap ----------------------------------------------------------- */
+void *nsalloc_malloc(size_t size) { return heap_alloc(tls_heap, size); }
+void *nsalloc_calloc(size_t count, size_t size) { return heap_calloc_impl(tls_heap, count, size); }
+void *nsalloc_realloc(void *p, size_t size) { return heap_realloc_impl(tls_heap, NULL, p, size); }
+void *nsalloc_reallocarray(void *p, size_t count, size_t size) {
+  return heap_reallocarray_impl(tls_heap, NULL, p, count, size);
+}
+void *nsalloc_aligned_alloc(size_t alignment, size_t size) {
+  return heap_aligned_impl(tls_heap, alignment, size);
+}
+void *nsalloc_memalign(size_t alignment, size_t size) {
+  return heap_aligned_impl(tls_heap, alignment, size);
+}
+int nsalloc_posix_memalign(void **out, size_t alignment, size_t size) {
+  if (!is_power_of_two(alignment) || alignment % sizeof(void *) != 0) return EINVAL;
+  void *p = heap_aligned_impl(tls_heap, alignment, size);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+char *nsalloc_strdup(const char *s) { return heap_string_copy(tls_heap, s, strlen(s)); }
+char *nsalloc_strndup(const char *s, size_t n) { return heap_string_copy(tls_heap, s, strnlen(s, n)); }
+
+size_t nsalloc_usable_size(const void *p) {
+  if (!p) return 0;
+  page_t *page;
+  enum locate_result where = locate(p, &page);
+  if (where == LOCATE_FOREIGN) return foreign_usable_size(p);
+  if (where != LOCATE_OWN) {
+    invalid_pointer(OP_USABLE_SIZE, p, where);
+    return 0;
+  }
+  return page_usable_size(page);
+}
+
+/* ---- first-class heaps -------------------------------------------------- */
+void *nsalloc_heap_malloc(nsalloc_heap_t *heap, size_t size) { return heap_alloc(heap, size); }
+void *nsalloc_heap_calloc(nsalloc_heap_t *heap, size_t count, size_t size) {
+  return heap_calloc_impl(heap, count, size);
+}
+void *nsalloc_heap_realloc(nsalloc_heap_t *heap, void *p, size_t size) {
+  return heap_realloc_impl(heap, heap, p, size);
+}
+void *nsalloc_heap_reallocarray(nsalloc_heap_t *heap, void *p, size_t count, size_t size) {
+  return heap_reallocarray_impl(heap, heap, p, count, size);
+}
+void *nsalloc_heap_aligned_alloc(nsalloc_heap_t *heap, size_t alignment, size_t size) {
+  return heap_aligned_impl(heap, alignment, size);
+}
+char *nsalloc_heap_strdup(nsalloc_heap_t *heap, const char *s) {
+  return heap_string_copy(heap, s, strlen(s));
+}
+char *nsalloc_heap_strndup(nsalloc_heap_t *heap, const char *s, size_t n) {
+  return heap_string_copy(heap, s, strnlen(s, n));
+}

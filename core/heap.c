@@ -1,0 +1,312 @@
+/*
+ * heap.c - heaps: the thread default heap, first-class heaps, finding a page
+ * for a request, thread exit (abandonment), adoption and collection.
+ *
+ * A heap owns normal segments. Only the thread using a heap touches its
+ * queues, segment list and pages' local lists; other threads reach a heap's
+ * pages only through thread_free and the full_page_freed flags. Heap
+ * descriptors come from the copy's metadata chunks and are recycled, never
+ * unmapped, so a remote thread that raises a flag on a heap that has just been
+ * deleted writes into a valid (if reused) descriptor: at worst one spurious
+ * sweep.
+ */
+#include "internal.h"
+
+#include <sys/mman.h>
+
+#define META_CHUNK ((size_t)64 * 1024)
+
+/* The heap of a thread that has not allocated yet: every bin is empty, so the
+ * first malloc takes the slow path, which creates the real heap. */
+static heap_t empty_heap = {.direct = {[0 ... DIRECT_COUNT - 1] = &unused_page}};
+
+/* This copy's own thread-local variable; the TLS model comes from the build
+ * (TLSDESC in shared objects, initial-exec in the override library). */
+static _Thread_local heap_t *tls_heap = &empty_heap;
+
+static heap_t *heap_descriptor_alloc(void) {
+  heap_t *heap = copy.free_heaps;
+  if (heap) {
+    copy.free_heaps = heap->next;
+    return heap;
+  }
+  if (copy.meta_end - copy.meta_bump < (ptrdiff_t)sizeof(heap_t)) {
+    void *chunk = mmap(NULL, META_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (chunk == MAP_FAILED) return NULL;
+    copy.meta_bump = chunk;
+    copy.meta_end = copy.meta_bump + META_CHUNK;
+  }
+  heap = (heap_t *)copy.meta_bump;
+  copy.meta_bump += align_up(sizeof(heap_t), 64);
+  return heap;
+}
+
+static heap_t *heap_create(uintptr_t owner) {
+  pthread_mutex_lock(&copy.lock);
+  heap_t *heap = heap_descriptor_alloc();
+  if (heap) {
+    memset(heap, 0, sizeof(*heap));
+    for (size_t i = 0; i < DIRECT_COUNT; i++) heap->direct[i] = &unused_page;
+    heap->owner = owner;
+    heap->magic = HEAP_MAGIC;
+    heap->next = copy.heaps;
+    if (copy.heaps) copy.heaps->prev = heap;
+    copy.heaps = heap;
+  }
+  pthread_mutex_unlock(&copy.lock);
+  return heap;
+}
+
+/* Re-tag the huge segments of `heap` as belonging to `to` (NULL: nobody). */
+static void heap_retag_huge(heap_t *heap, heap_t *to) {
+  pthread_mutex_lock(&copy.lock);
+  for (segment_t *seg = copy.segments; seg; seg = seg->copy_next)
+    if (seg->kind == SEGMENT_HUGE && relaxed_load(&seg->heap) == heap) relaxed_store(&seg->heap, to);
+  pthread_mutex_unlock(&copy.lock);
+}
+
+static void heap_descriptor_free(heap_t *heap) {
+  pthread_mutex_lock(&copy.lock);
+  if (heap->prev) heap->prev->next = heap->next;
+  else copy.heaps = heap->next;
+  if (heap->next) heap->next->prev = heap->prev;
+  heap->magic = 0;
+  heap->next = copy.free_heaps;
+  copy.free_heaps = heap;
+  pthread_mutex_unlock(&copy.lock);
+}
+
+static heap_t *heap_default(void) {
+  heap_t *heap = tls_heap;
+  if (likely(heap != &empty_heap)) return heap;
+  copy_init();
+  heap = heap_create(thread_id());
+  if (!heap) return NULL;
+  if (!relaxed_load(&copy.shut_down)) pthread_setspecific(copy.thread_key, heap);
+  tls_heap = heap;
+  return heap;
+}
+
+/* Make `seg` (abandoned, or taken from a deleted heap) part of `heap`: every
+ * page gets the new owner, is collected and settled (freed when empty, queued
+ * when it has room, parked otherwise). */
+static void heap_adopt_segment(heap_t *heap, segment_t *seg) {
+  segment_link_heap(heap, seg);
+  size_t index = 1;
+  for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;) {
+    relaxed_store(&page->owner, heap->owner);
+    page->in_full = 1; /* its old queue is gone */
+    page_collect(page);
+    if (page_settle(heap, page)) return;
+  }
+}
+
+/* Bring parked pages that received remote frees back (flagged segments only,
+ * or every segment when forced). */
+static void heap_sweep_full_pages_ex(heap_t *heap, bool force) {
+  if (!force && !relaxed_load(&heap->full_page_freed)) return;
+  atomic_store(&heap->full_page_freed, 0);
+  for (segment_t *seg = heap->segments, *next; seg; seg = next) {
+    next = seg->heap_next;
+    if (!atomic_exchange(&seg->full_page_freed, 0) && !force) continue;
+    size_t index = 1;
+    for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;) {
+      if (!page->in_full || !page_pending_remote(page)) continue;
+      page_collect(page);
+      if (page_settle(heap, page)) break;
+    }
+  }
+}
+
+static void heap_sweep_full_pages(heap_t *heap) { heap_sweep_full_pages_ex(heap, false); }
+
+/* Collect every queued page; free the empty ones (force: the kept ones too). */
+static void heap_collect_pages(heap_t *heap, bool force) {
+  heap_sweep_full_pages_ex(heap, force);
+  for (size_t bin = 0; bin < BIN_COUNT; bin++) {
+    for (page_t *page = heap->bins[bin].first, *next; page; page = next) {
+      next = page->next;
+      page_collect(page);
+      if (relaxed_load(&page->used) != 0) continue;
+      if (force) {
+        page_queue_remove(heap, page);
+        segment_page_free(heap, page);
+      } else {
+        page_retire_if_unused(heap, page);
+      }
+    }
+  }
+}
+
+static void heap_purge_due(heap_t *heap, bool force) {
+  uint64_t now = now_ms();
+  if (!force && (!heap->purge_at_ms || now < heap->purge_at_ms)) return;
+  heap->purge_at_ms = 0;
+  for (segment_t *seg = heap->segments; seg; seg = seg->heap_next) {
+    segment_purge(seg, force, now);
+    if (seg->purge_at_ms && (!heap->purge_at_ms || seg->purge_at_ms < heap->purge_at_ms))
+      heap->purge_at_ms = seg->purge_at_ms;
+  }
+  segment_cache_purge(force);
+}
+
+/* Thread exit: return what is free, hand the rest to the copy. Runs as the
+ * copy's pthread key destructor, with the heap as the key's value. */
+static void heap_abandon(heap_t *heap) {
+  heap_collect_pages(heap, true);
+  for (segment_t *seg = heap->segments, *next; seg; seg = next) {
+    next = seg->heap_next;
+    size_t index = 1;
+    for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;)
+      relaxed_store(&page->owner, 0);
+    segment_abandon(seg);
+  }
+  heap->segments = NULL;
+  heap_retag_huge(heap, NULL);
+  heap_descriptor_free(heap);
+}
+
+static void thread_done(void *value) {
+  heap_abandon(value);
+  tls_heap = &empty_heap;
+}
+
+/* A page of `bin` with a free block: the queue's pages are collected in turn
+ * (pages found full leave the queue), else a fresh page. */
+static page_t *heap_find_page(heap_t *heap, size_t bin) {
+  for (page_t *page = heap->bins[bin].first, *next; page; page = next) {
+    next = page->next;
+    page_collect(page);
+    if (page->free || page_extend(page)) {
+      if (heap->bins[bin].first != page) {
+        page_queue_remove(heap, page);
+        page_queue_push_front(heap, page);
+      }
+      return page;
+    }
+    page_queue_remove(heap, page);
+    page->in_full = 1;
+    page_settle(heap, page);
+    if (!page->in_full) return page; /* a remote free slipped in: it is queued again */
+  }
+  size_t block_size = bin_block_size(bin);
+  page_t *page = segment_page_alloc(heap, block_size <= SMALL_PAGE_MAX ? 1 : MEDIUM_SLICES, 1);
+  if (!page) return NULL;
+  page_init(page, block_size, bin, heap->owner);
+  page_extend(page);
+  page_queue_push_front(heap, page);
+  return page;
+}
+
+/* A single-block page spanning whole slices, aligned to `alignment`. Large
+ * pages never sit on a queue: they are born in_full. */
+static page_t *heap_large_page(heap_t *heap, size_t size, size_t alignment) {
+  size_t slices = align_up(size, SLICE_SIZE) >> SLICE_SHIFT;
+  size_t align_slices = alignment > SLICE_SIZE ? alignment >> SLICE_SHIFT : 1;
+  page_t *page = segment_page_alloc(heap, slices, align_slices);
+  if (!page) return NULL;
+  page_init(page, slices << SLICE_SHIFT, BIN_COUNT, heap->owner);
+  page->in_full = 1;
+  relaxed_store(&page->thread_free, TF_FULL);
+  page_extend(page);
+  return page;
+}
+
+static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignment) {
+  if (heap == &empty_heap) heap = heap_default();
+  else if (unlikely(heap->magic != HEAP_MAGIC)) diagnose(OP_MALLOC, heap, "invalid heap", true);
+  if (unlikely(!heap || size > PTRDIFF_MAX)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  heap_sweep_full_pages(heap);
+  if (heap->purge_at_ms) heap_purge_due(heap, false);
+  size_t bin = BIN_COUNT;
+  if (alignment <= MIN_ALIGN) {
+    if (size <= MEDIUM_MAX) bin = bin_of(size);
+  } else if (size <= MEDIUM_MAX && alignment <= MEDIUM_MAX) {
+    bin = bin_for_alignment(size, alignment);
+  }
+  page_t *page;
+  if (bin < BIN_COUNT) page = heap_find_page(heap, bin);
+  else if (size <= LARGE_MAX && alignment <= LARGE_MAX) page = heap_large_page(heap, size, alignment);
+  else {
+    page = segment_huge_alloc(heap, size, alignment);
+    if (page) return page->start;
+  }
+  if (!page) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  block_t *block = page->free;
+  page->free = block->next;
+  page_used_add(page, 1);
+  block->tag = 0;
+  return block;
+}
+
+/* ---- first-class heap API ----------------------------------------------- */
+
+static heap_t *heap_checked(const nsalloc_heap_t *heap, enum api_op op) {
+  if (!heap || heap->magic != HEAP_MAGIC || heap->owner != 0)
+    diagnose(op, heap, "not a live first-class heap", true);
+  return (heap_t *)heap;
+}
+
+nsalloc_heap_t *nsalloc_heap_new(void) {
+  copy_init();
+  return heap_create(0);
+}
+
+void nsalloc_heap_delete(nsalloc_heap_t *heap) {
+  heap_checked(heap, OP_HEAP_DELETE);
+  heap_t *target = heap_default();
+  if (!target) diagnose(OP_HEAP_DELETE, heap, "no default heap to migrate blocks to", true);
+  for (segment_t *seg = heap->segments, *next; seg; seg = next) {
+    next = seg->heap_next;
+    heap_adopt_segment(target, seg);
+  }
+  heap->segments = NULL;
+  heap_retag_huge(heap, target);
+  heap_descriptor_free(heap);
+}
+
+void nsalloc_heap_destroy(nsalloc_heap_t *heap) {
+  heap_checked(heap, OP_HEAP_DESTROY);
+  for (segment_t *seg = heap->segments, *next; seg; seg = next) {
+    next = seg->heap_next;
+    segment_drop(seg);
+  }
+  heap->segments = NULL;
+  for (;;) { /* huge blocks: find one under the lock, free it outside */
+    segment_t *huge = NULL;
+    pthread_mutex_lock(&copy.lock);
+    for (segment_t *seg = copy.segments; seg && !huge; seg = seg->copy_next)
+      if (seg->kind == SEGMENT_HUGE && relaxed_load(&seg->heap) == heap &&
+          relaxed_load(&seg->pages[1].kind) == PAGE_HUGE)
+        huge = seg;
+    pthread_mutex_unlock(&copy.lock);
+    if (!huge) break;
+    segment_huge_free(huge);
+  }
+  heap_descriptor_free(heap);
+}
+
+void nsalloc_heap_collect(nsalloc_heap_t *heap, bool force) {
+  heap_collect_pages(heap_checked(heap, OP_HEAP_COLLECT), force);
+  heap_purge_due(heap, force);
+}
+
+bool nsalloc_heap_owns(const nsalloc_heap_t *heap, const void *p) {
+  segment_t *seg = segment_map_lookup(p);
+  return seg && relaxed_load(&seg->heap) == heap;
+}
+
+void nsalloc_collect(bool force) {
+  heap_t *heap = heap_default();
+  if (!heap) return;
+  if (force) /* adopt what exited threads left, so its free pages go back too */
+    for (segment_t *seg; (seg = segment_reclaim()) != NULL;) heap_adopt_segment(heap, seg);
+  heap_collect_pages(heap, force);
+  heap_purge_due(heap, force);
+}

@@ -1,0 +1,68 @@
+/*
+ * init.c - the copy's lifetime: one-time initialisation, fork, shutdown and
+ * unload, and the identification record.
+ */
+#include "internal.h"
+
+#if defined(NSALLOC_PRIVATE)
+#define ID_VISIBILITY "hidden"
+#else
+#define ID_VISIBILITY "default"
+#endif
+#ifndef NSALLOC_TLS_NAME /* set by the build from the TLS model it selects */
+#define NSALLOC_TLS_NAME "global-dynamic"
+#endif
+
+/* Identifies this copy in a binary, stripped or not (nsalloc-audit reads it). */
+__attribute__((used)) static const char id_record[] =
+    "NSALLOC-ID:1 prefix=" NSALLOC_PREFIX_STRING " version=" NSALLOC_VERSION_STRING
+    " visibility=" ID_VISIBILITY " tls=" NSALLOC_TLS_NAME;
+
+static copy_state_t copy = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .once = PTHREAD_ONCE_INIT,
+};
+
+/* fork() in a multi-threaded process: hold the copy's lock across it so the
+ * child never inherits it locked by a thread that does not exist there. */
+static void fork_prepare(void) { pthread_mutex_lock(&copy.lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&copy.lock); }
+static void fork_child(void) { pthread_mutex_unlock(&copy.lock); }
+
+static void copy_init_once(void) {
+  options_init();
+  copy.key_live = pthread_key_create(&copy.thread_key, thread_done) == 0;
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static void copy_init(void) { pthread_once(&copy.once, copy_init_once); }
+
+void nsalloc_shutdown(void) {
+  if (atomic_exchange(&copy.shut_down, true)) return;
+  pthread_mutex_lock(&copy.lock);
+  if (copy.key_live) pthread_key_delete(copy.thread_key);
+  copy.key_live = false;
+  segment_t *cached = copy.cache;
+  copy.cache = NULL;
+  copy.cache_count = 0;
+  pthread_mutex_unlock(&copy.lock);
+  while (cached) {
+    segment_t *next = cached->list_next;
+    segment_unmap(cached);
+    cached = next;
+  }
+}
+
+/* Runs at dlclose() of the module holding this copy (and at exit): after it,
+ * no thread-exit callback can reach this module's code. */
+__attribute__((destructor)) static void copy_unload(void) { nsalloc_shutdown(); }
+
+const char *nsalloc_version(void) { return NSALLOC_VERSION_STRING; }
+const char *nsalloc_prefix(void) { return NSALLOC_PREFIX_STRING; }
+
+int nsalloc_set_os_source(const nsalloc_os_source_t *source) {
+  if (!source || !source->alloc || !source->free) return EINVAL;
+  if (relaxed_load(&copy.os_used)) return EBUSY;
+  copy.os_source = *source;
+  return 0;
+}

@@ -1,0 +1,300 @@
+/*
+ * internal.h - types, constants and inline helpers shared by the core.
+ *
+ * The whole core is compiled as ONE translation unit (core/nsalloc.c includes
+ * every core source file), so every internal function and variable is `static`:
+ * the only names a build defines are the prefixed public API. That is what lets
+ * any number of copies live in one process.
+ *
+ * Memory layout
+ *   segment  SEGMENT_SIZE (4 MiB) aligned region from the OS, split into 64
+ *            slices of 64 KiB. Slice 0 holds the segment header (this struct
+ *            and the page descriptors); slices 1..63 hold pages.
+ *   page     1..63 contiguous slices serving one block size: small bins use
+ *            1 slice, medium bins 8 slices, a large object one exact span.
+ *   huge     an object above LARGE_MAX gets a dedicated segment of its own
+ *            (page-rounded) size; its block starts at slice 1, or at its
+ *            alignment when that is larger.
+ * Every block handed out is a block START (aligned requests pick a block size
+ * that is a multiple of the alignment), so any other pointer into a page is
+ * detectably invalid.
+ */
+#ifndef NSALLOC_INTERNAL_H
+#define NSALLOC_INTERNAL_H
+
+#include "nsalloc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define noinline    __attribute__((noinline))
+
+/* ---- geometry ----------------------------------------------------------- */
+#define SEGMENT_SHIFT 22
+#define SEGMENT_SIZE  ((size_t)1 << SEGMENT_SHIFT)
+#define SEGMENT_MASK  (SEGMENT_SIZE - 1)
+#define SLICE_SHIFT   16
+#define SLICE_SIZE    ((size_t)1 << SLICE_SHIFT)
+#define SLICE_COUNT   (SEGMENT_SIZE / SLICE_SIZE) /* 64: one bit each in a uint64_t */
+#define SLICES_ALL    (~(uint64_t)1)              /* slices 1..63: every page slice */
+
+#define MIN_ALIGN       16
+#define DIRECT_MAX      1024                    /* sizes served by heap->direct[] */
+#define DIRECT_COUNT    (DIRECT_MAX / 16 + 1)   /* index (size + 15) >> 4 */
+#define SMALL_PAGE_MAX  (8 * 1024)              /* bins up to this use 1-slice pages */
+#define MEDIUM_SLICES   8                       /* slices of a page for larger bins */
+#define MEDIUM_MAX      (64 * 1024)             /* largest binned block size */
+#define LARGE_MAX       ((size_t)2 << 20)       /* largest object in a shared segment */
+#define BIN_COUNT       80                      /* bins 0..79 cover 16 B .. 64 KiB */
+#define OS_PAGE         4096
+
+/* The ownership map covers the user address space in SEGMENT_SIZE units. */
+#if defined(__x86_64__)
+#define ADDRESS_BITS 47
+#else
+#define ADDRESS_BITS 48
+#endif
+#define MAP_ENTRIES ((size_t)1 << (ADDRESS_BITS - SEGMENT_SHIFT))
+
+/* page->thread_free packs, in one atomic word: the list head (a 16-byte
+ * aligned block below 2^48), the number of blocks on the list (top 16 bits; a
+ * page never holds more than 4096 blocks) and two flags in the low bits. */
+#define TF_FULL      ((uintptr_t)1) /* page is off its queue: the next remote free notifies */
+#define TF_NOTIFYING ((uintptr_t)2) /* a remote free is notifying: the owner must not collect */
+#define TF_PTR_MASK  ((((uintptr_t)1 << 48) - 1) & ~(uintptr_t)15)
+#define TF_COUNT_ONE ((uintptr_t)1 << 48)
+
+typedef struct block_s block_t;
+typedef struct page_s page_t;
+typedef struct segment_s segment_t;
+typedef struct nsalloc_heap_s heap_t;
+
+/* A free block. `tag` (word 1) holds its page's address while the block is
+ * free and 0 while it is allocated: free() of a block whose tag already names
+ * its page is a double free. Every block is at least 16 bytes. */
+struct block_s {
+  block_t *next;
+  uintptr_t tag;
+};
+
+enum page_kind { PAGE_BINNED = 1, PAGE_LARGE, PAGE_HUGE };
+
+struct page_s {
+  /* Hot fields first: the malloc and free fast paths touch only these. */
+  block_t *free;        /* blocks ready to allocate */
+  block_t *local_free;  /* blocks freed by the owner thread */
+  _Atomic(uintptr_t) owner; /* thread id whose free() may use local_free; 0: none */
+  uint8_t *start;       /* first block */
+  uint64_t div_magic;   /* (2^64-1)/block_size + 1: d | x  <=>  x*magic < magic */
+  _Atomic(uint32_t) used; /* blocks allocated and not yet freed-and-collected */
+  uint32_t capacity;    /* blocks carved so far */
+  uint32_t reserved;    /* blocks that fit in the page */
+  uint8_t in_full;      /* off its bin queue (large pages always are) */
+  uint8_t bin;
+  uint8_t slice_index;
+  /* Read by the statistics walk from other threads, hence atomic (relaxed). */
+  _Atomic(uint8_t) kind;        /* enum page_kind; 0 while the slices are free */
+  _Atomic(uint8_t) slice_count;
+  _Atomic(size_t) block_size;
+  _Atomic(uintptr_t) thread_free; /* blocks freed by other threads (TF_* packing) */
+  page_t *next, *prev;  /* bin queue links */
+};
+
+enum segment_kind { SEGMENT_NORMAL = 1, SEGMENT_HUGE };
+
+struct segment_s {
+  page_t *page_of[SLICE_COUNT]; /* slice -> head page descriptor; &unused_page when free */
+  page_t pages[SLICE_COUNT];    /* descriptor of the page starting at each slice */
+  _Atomic(heap_t *) heap;       /* owning heap; NULL while abandoned or cached */
+  segment_t *heap_next, *heap_prev; /* the heap's list (normal segments) */
+  segment_t *copy_next, *copy_prev; /* every live segment of the copy */
+  segment_t *list_next;         /* abandoned list or cache */
+  uint64_t free_slices;         /* bit i: slice i holds no page */
+  uint64_t decommitted;         /* bit i: slice i is not resident (fresh or purged) */
+  uint64_t purge_at_ms;         /* when free resident slices are purged; 0: nothing due */
+  size_t size;                  /* bytes mapped */
+  _Atomic(int) full_page_freed; /* a remote free hit a page that is off its queue */
+  uint8_t kind;                 /* enum segment_kind */
+};
+
+typedef struct page_queue_s {
+  page_t *first, *last;
+} page_queue_t;
+
+struct nsalloc_heap_s {
+  page_t *direct[DIRECT_COUNT]; /* size (rounded to 16) -> first page of its bin */
+  page_queue_t bins[BIN_COUNT];
+  uintptr_t owner;              /* thread id for default heaps; 0 for first-class */
+  segment_t *segments;          /* normal segments; ones with free slices first */
+  _Atomic(int) full_page_freed; /* some segment of this heap has full_page_freed */
+  uint64_t purge_at_ms;         /* earliest purge due in this heap's segments */
+  heap_t *next, *prev;          /* the copy's heap list */
+  uint32_t magic;               /* HEAP_MAGIC while live: validates user handles */
+};
+#define HEAP_MAGIC 0x6e736870u
+
+/* ---- thread identity ------------------------------------------------------ */
+/* The thread pointer is unique among live threads. It is an identity, never
+ * storage: nothing is read or written through it. A thread's id can be reused
+ * by a later thread only after the first exited, and exit abandons its
+ * segments (owner := 0) first. */
+static inline uintptr_t thread_id(void) {
+#if defined(__x86_64__)
+  uintptr_t tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp));
+  return tp;
+#elif defined(__aarch64__)
+  return (uintptr_t)__builtin_thread_pointer();
+#else
+  return (uintptr_t)pthread_self();
+#endif
+}
+
+#define relaxed_load(p)     atomic_load_explicit((p), memory_order_relaxed)
+#define relaxed_store(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+
+static inline size_t align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+static inline bool is_power_of_two(size_t n) { return n != 0 && (n & (n - 1)) == 0; }
+static inline segment_t *segment_of(const void *p) {
+  return (segment_t *)((uintptr_t)p & ~(uintptr_t)SEGMENT_MASK);
+}
+static inline uint8_t *slice_address(segment_t *seg, size_t index) {
+  return (uint8_t *)seg + (index << SLICE_SHIFT);
+}
+static inline uint64_t slice_mask(size_t index, size_t count) {
+  return (count >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << count) - 1)) << index;
+}
+/* Owner-only update of page->used; readers elsewhere (stats) use relaxed loads. */
+static inline void page_used_add(page_t *page, int32_t delta) {
+  relaxed_store(&page->used, relaxed_load(&page->used) + (uint32_t)delta);
+}
+/* Is `p` a block start of `page`? (x < 2^32 for every binned or large page.) */
+static inline bool page_is_block_start(const page_t *page, const void *p) {
+  uint64_t offset = (uint64_t)((const uint8_t *)p - page->start);
+  return offset * page->div_magic < page->div_magic;
+}
+
+/* ---- options, copy state --------------------------------------------------- */
+/* What a pointer handed to free/realloc/usable_size is (locate.c). */
+enum locate_result {
+  LOCATE_OWN,         /* a live block start of this copy */
+  LOCATE_FOREIGN,     /* not this copy's memory */
+  LOCATE_INTERIOR,    /* inside a page of this copy, not a block start */
+  LOCATE_UNALLOCATED, /* this copy's memory, but no page or block is there */
+  LOCATE_DOUBLE_FREE  /* a block start whose block is already free */
+};
+
+/* The API operation a diagnostic names. */
+enum api_op {
+  OP_MALLOC,
+  OP_FREE,
+  OP_REALLOC,
+  OP_USABLE_SIZE,
+  OP_FREE_SIZED,
+  OP_HEAP_FREE,
+  OP_HEAP_DELETE,
+  OP_HEAP_DESTROY,
+  OP_HEAP_COLLECT
+};
+
+/* The copy's one global state. Each copy of the core has its own instance
+ * (static storage in its own module): nothing here is shared between copies. */
+typedef struct copy_state_s {
+  pthread_mutex_t lock; /* segments, heaps, abandoned list, cache, metadata */
+  pthread_once_t once;
+  pthread_key_t thread_key;
+  bool key_live;
+  _Atomic(bool) shut_down;
+  segment_t *segments;  /* every live segment (normal, huge, cached) */
+  segment_t *abandoned; /* segments of exited threads */
+  _Atomic(size_t) abandoned_count;
+  segment_t *cache;     /* empty segments kept for reuse */
+  size_t cache_count;
+  heap_t *heaps;        /* live heaps */
+  heap_t *free_heaps;   /* recycled heap descriptors (metadata is never unmapped) */
+  uint8_t *meta_bump, *meta_end;
+  long options[NSALLOC_OPTION_COUNT];
+  nsalloc_forward_t forward;
+  nsalloc_message_fn message_fn;
+  void *message_arg;
+  nsalloc_os_source_t os_source; /* alloc == NULL: mmap */
+  _Atomic(bool) os_used;
+  /* copy-wide counters (slow paths only) */
+  _Atomic(size_t) page_bytes, peak_page_bytes, committed, reserved;
+  _Atomic(uint64_t) os_maps, os_unmaps, purges, foreign, forwarded, invalid;
+} copy_state_t;
+
+static copy_state_t copy;
+static _Atomic(uint8_t) segment_map[MAP_ENTRIES];
+/* What page_of[] names for a slice without a page (and for slice 0): kind 0
+ * and owner 0, so the free fast path falls through to the checked path. */
+static page_t unused_page;
+
+/* ---- cross-file internal interface (all static: one translation unit) ---- */
+/* size_class.c */
+static size_t bin_of(size_t size);
+static size_t bin_block_size(size_t bin);
+static size_t bin_for_alignment(size_t size, size_t alignment);
+/* os.c */
+static void *os_alloc_aligned(size_t size, size_t alignment);
+static void os_free(void *p, size_t size);
+static bool os_purge(void *p, size_t size);
+static uint64_t now_ms(void);
+/* segment_map.c */
+static void segment_map_set(segment_t *seg);
+static void segment_map_clear(segment_t *seg);
+static segment_t *segment_map_lookup(const void *p);
+/* policy.c */
+static void message(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void diagnose(enum api_op op, const void *p, const char *what, bool fatal);
+static void foreign_free(enum api_op op, void *p);
+static void *foreign_realloc(void *p, size_t size);
+static size_t foreign_usable_size(const void *p);
+static void invalid_pointer(enum api_op op, const void *p, enum locate_result why);
+/* options.c */
+static void options_init(void);
+/* page.c */
+static void page_init(page_t *page, size_t block_size, size_t bin, uintptr_t owner);
+static bool page_extend(page_t *page);
+static void page_collect(page_t *page);
+static size_t page_pending_remote(const page_t *page);
+static void page_queue_push_front(heap_t *heap, page_t *page);
+static void page_queue_remove(heap_t *heap, page_t *page);
+static bool page_settle(heap_t *heap, page_t *page);
+static void page_retire_if_unused(heap_t *heap, page_t *page);
+/* segment.c */
+static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align);
+static bool segment_page_free(heap_t *heap, page_t *page);
+static page_t *segment_next_page(segment_t *seg, size_t *index);
+static void segment_drop(segment_t *seg);
+static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment);
+static void segment_huge_free(segment_t *seg);
+static void segment_unmap(segment_t *seg);
+static void segment_abandon(segment_t *seg);
+static segment_t *segment_reclaim(void);
+static void segment_purge(segment_t *seg, bool force, uint64_t now);
+static void segment_cache_purge(bool force);
+static void segment_link_heap(heap_t *heap, segment_t *seg);
+/* locate.c */
+static enum locate_result locate(const void *p, page_t **page_out);
+static size_t page_usable_size(const page_t *page);
+/* heap.c */
+static heap_t *heap_default(void);
+static void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignment);
+static void heap_adopt_segment(heap_t *heap, segment_t *seg);
+static void thread_done(void *heap);
+/* free.c */
+static void free_checked(void *p, heap_t *local_heap, enum api_op op);
+/* stats.c */
+static void stats_page_bytes(ptrdiff_t delta);
+static void stats_committed(ptrdiff_t delta);
+/* init.c */
+static void copy_init(void);
+
+#endif /* NSALLOC_INTERNAL_H */

@@ -1,0 +1,23 @@
+/*
+ * nsalloc.c - the whole core as one translation unit.
+ *
+ * Compiling the core as a single unit lets every internal function and
+ * variable be `static`, so a build defines no names except the prefixed API
+ * (see internal.h). The build also concatenates these files into the
+ * amalgamation (nsalloc.c + nsalloc.h) for projects that do not use CMake.
+ */
+#include "internal.h"
+
+#include "size_class.c"
+#include "os.c"
+#include "segment_map.c"
+#include "policy.c"
+#include "options.c"
+#include "page.c"
+#include "segment.c"
+#include "locate.c"
+#include "heap.c"
+#include "free.c"
+#include "alloc.c"
+#include "stats.c"
+#include "init.c"

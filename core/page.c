@@ -1,0 +1,156 @@
+/*
+ * page.c - pages: carving blocks, collecting freed blocks, bin queues.
+ *
+ * A page has three free lists. `free` is what malloc pops. `local_free`
+ * receives frees by the owner thread (no atomics). `thread_free` receives
+ * frees from every other thread through a CAS push. Only the owner moves
+ * blocks from the last two into `free` (page_collect), so `free` and
+ * `local_free` are never touched concurrently.
+ *
+ * Pages with no block left to allocate leave their bin queue ("parked",
+ * in_full) and carry TF_FULL in thread_free. The first remote free that
+ * pushes onto a TF_FULL page clears TF_FULL and sets TF_NOTIFYING in the same
+ * CAS, raises the segment's and the heap's full_page_freed flags so the owner
+ * sweeps the page back, then clears TF_NOTIFYING. The owner never collects a
+ * list while TF_NOTIFYING is set, and a page is freed only once all its blocks
+ * are collected, so the notifying thread never touches a released segment.
+ */
+#include "internal.h"
+
+#include <sched.h>
+
+static void page_init(page_t *page, size_t block_size, size_t bin, uintptr_t owner) {
+  size_t count = relaxed_load(&page->slice_count);
+  page->free = page->local_free = NULL;
+  page->capacity = 0;
+  page->reserved = (uint32_t)((count << SLICE_SHIFT) / block_size);
+  page->div_magic = UINT64_MAX / block_size + 1;
+  page->bin = (uint8_t)bin;
+  page->in_full = 0;
+  page->next = page->prev = NULL;
+  relaxed_store(&page->thread_free, 0);
+  relaxed_store(&page->used, 0);
+  relaxed_store(&page->block_size, block_size);
+  relaxed_store(&page->owner, owner);
+  relaxed_store(&page->kind, bin < BIN_COUNT ? PAGE_BINNED : PAGE_LARGE);
+}
+
+/* Carve the next blocks (about one OS page worth, at least one) into `free`.
+ * Carving lazily keeps untouched parts of a page out of the resident set.
+ * Returns false when the page is fully carved. */
+static bool page_extend(page_t *page) {
+  size_t size = relaxed_load(&page->block_size);
+  size_t count = size < OS_PAGE ? OS_PAGE / size : 1;
+  if (count > page->reserved - page->capacity) count = page->reserved - page->capacity;
+  if (count == 0) return false;
+  uint8_t *first = page->start + (size_t)page->capacity * size;
+  block_t *block = (block_t *)first;
+  for (size_t i = 1; i < count; i++) {
+    block_t *next = (block_t *)(first + i * size);
+    block->next = next;
+    block = next;
+  }
+  block->next = page->free;
+  page->free = (block_t *)first;
+  page->capacity += (uint32_t)count;
+  return true;
+}
+
+/* Move blocks freed by other threads and by the owner to `free`. Owner only. */
+static void page_collect(page_t *page) {
+  uintptr_t old = atomic_load_explicit(&page->thread_free, memory_order_acquire);
+  while (old & TF_PTR_MASK) {
+    if (old & TF_NOTIFYING) { /* a remote free is between its push and its notify */
+      sched_yield();
+      old = atomic_load_explicit(&page->thread_free, memory_order_acquire);
+      continue;
+    }
+    if (!atomic_compare_exchange_weak_explicit(&page->thread_free, &old, old & TF_FULL,
+                                               memory_order_acq_rel, memory_order_acquire))
+      continue;
+    block_t *head = (block_t *)(old & TF_PTR_MASK), *tail = head;
+    size_t count = old / TF_COUNT_ONE;
+    for (size_t i = 1; i < count; i++) tail = tail->next;
+    tail->next = page->local_free;
+    page->local_free = head;
+    page_used_add(page, -(int32_t)count);
+    break;
+  }
+  if (!page->free) {
+    page->free = page->local_free;
+    page->local_free = NULL;
+  }
+}
+
+static size_t page_pending_remote(const page_t *page) {
+  return relaxed_load(&page->thread_free) / TF_COUNT_ONE;
+}
+
+/* Keep heap->direct[] pointing at the first page of `bin` for every size the
+ * direct table serves from that bin. */
+static void heap_update_direct(heap_t *heap, size_t bin) {
+  size_t size = bin_block_size(bin);
+  if (size > DIRECT_MAX) return;
+  page_t *first = heap->bins[bin].first;
+  size_t lo = bin == 0 ? 0 : bin_block_size(bin - 1) / 16 + 1;
+  for (size_t i = lo; i <= size / 16; i++) heap->direct[i] = first ? first : &unused_page;
+}
+
+static void page_queue_push_front(heap_t *heap, page_t *page) {
+  page_queue_t *queue = &heap->bins[page->bin];
+  page->prev = NULL;
+  page->next = queue->first;
+  if (queue->first) queue->first->prev = page;
+  else queue->last = page;
+  queue->first = page;
+  heap_update_direct(heap, page->bin);
+}
+
+static void page_queue_remove(heap_t *heap, page_t *page) {
+  page_queue_t *queue = &heap->bins[page->bin];
+  bool was_first = queue->first == page;
+  if (page->prev) page->prev->next = page->next;
+  else queue->first = page->next;
+  if (page->next) page->next->prev = page->prev;
+  else queue->last = page->prev;
+  page->next = page->prev = NULL;
+  if (was_first) heap_update_direct(heap, page->bin);
+}
+
+/* Take an off-queue page and decide where it goes, given what was collected:
+ * freed when empty, back on its queue when it can allocate, else it stays
+ * parked with TF_FULL set (retrying when a remote free slips in). Returns true
+ * when freeing the page released its whole segment. Owner only. */
+static bool page_settle(heap_t *heap, page_t *page) {
+  for (;;) {
+    if (relaxed_load(&page->used) == 0) return segment_page_free(heap, page);
+    if (relaxed_load(&page->kind) == PAGE_BINNED &&
+        (page->free || page->capacity < page->reserved)) {
+      page->in_full = 0;
+      atomic_fetch_and(&page->thread_free, ~TF_FULL);
+      page_queue_push_front(heap, page);
+      return false;
+    }
+    uintptr_t old = relaxed_load(&page->thread_free);
+    if (!(old & TF_PTR_MASK) &&
+        atomic_compare_exchange_strong(&page->thread_free, &old, old | TF_FULL)) {
+      page->in_full = 1;
+      return false;
+    }
+    page_collect(page);
+  }
+}
+
+/* A page whose last block was just freed goes back to its segment, except the
+ * only page of a bin: it is kept so that a malloc/free pair in a loop does not
+ * create and destroy a page every time. nsalloc_collect(true) and thread exit
+ * release kept pages. Owner only. */
+static void page_retire_if_unused(heap_t *heap, page_t *page) {
+  if (relaxed_load(&page->used) != 0) return;
+  if (!page->in_full) {
+    page_queue_t *queue = &heap->bins[page->bin];
+    if (queue->first == page && queue->last == page) return;
+    page_queue_remove(heap, page);
+  }
+  segment_page_free(heap, page);
+}

@@ -1,0 +1,328 @@
+/*
+ * segment.c - segments: obtaining them, carving slices into pages, the empty
+ * segment cache, purging, abandonment and reclaim.
+ *
+ * A normal segment belongs to one heap (seg->heap) and sits on that heap's
+ * list, segments with free slices first. Huge segments belong to no list but
+ * the copy's; seg->heap only tags them for statistics and heap_destroy, and
+ * any thread may free them. Every live segment (normal, huge, cached or
+ * abandoned) is on copy.segments and registered in the segment map.
+ */
+#include "internal.h"
+
+#define HEADER_BYTES align_up(sizeof(segment_t), OS_PAGE)
+
+/* Bytes covered by `mask` slices: a huge segment's body is one unit (bit 1). */
+static size_t slices_bytes(const segment_t *seg, uint64_t mask) {
+  if (seg->kind == SEGMENT_HUGE) return (mask & SLICES_ALL) ? seg->size - SLICE_SIZE : 0;
+  return (size_t)__builtin_popcountll(mask) << SLICE_SHIFT;
+}
+
+static void segment_init_header(segment_t *seg, size_t size, enum segment_kind kind, bool fresh) {
+  memset(seg, 0, sizeof(*seg));
+  for (size_t i = 0; i < SLICE_COUNT; i++) seg->page_of[i] = &unused_page;
+  seg->size = size;
+  seg->kind = (uint8_t)kind;
+  seg->free_slices = SLICES_ALL;
+  /* Fresh mmap'd memory is not resident; host-supplied memory may be. */
+  seg->decommitted = fresh && !copy.os_source.alloc ? SLICES_ALL : 0;
+}
+
+/* A cached segment of a fitting size and alignment, or NULL. Lock held. */
+static segment_t *segment_cache_take(size_t size, size_t alignment) {
+  for (segment_t **link = &copy.cache; *link; link = &(*link)->list_next) {
+    segment_t *seg = *link;
+    bool fits = seg->size >= size && seg->size <= 2 * size;
+    if (fits && ((uintptr_t)seg & (alignment - 1)) == 0) {
+      *link = seg->list_next;
+      copy.cache_count--;
+      return seg;
+    }
+  }
+  return NULL;
+}
+
+/* A segment of `size` bytes aligned to `alignment`, header initialised,
+ * registered with the copy; from the cache when possible. */
+static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kind kind) {
+  pthread_mutex_lock(&copy.lock);
+  segment_t *seg = segment_cache_take(size, alignment);
+  if (seg) { /* re-initialise under the lock: the statistics walk reads headers */
+    segment_t *next = seg->copy_next, *prev = seg->copy_prev;
+    uint64_t decommitted = seg->decommitted;
+    segment_init_header(seg, seg->size, kind, false);
+    seg->decommitted = decommitted;
+    seg->copy_next = next;
+    seg->copy_prev = prev;
+  }
+  pthread_mutex_unlock(&copy.lock);
+  if (seg) return seg;
+  seg = os_alloc_aligned(size, alignment);
+  if (!seg) return NULL;
+  segment_init_header(seg, size, kind, true);
+  atomic_fetch_add(&copy.reserved, size);
+  stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
+  pthread_mutex_lock(&copy.lock);
+  seg->copy_next = copy.segments;
+  if (copy.segments) copy.segments->copy_prev = seg;
+  copy.segments = seg;
+  segment_map_set(seg);
+  pthread_mutex_unlock(&copy.lock);
+  return seg;
+}
+
+/* Return the resident free slices to the OS (force: now; else when due). */
+static void segment_purge(segment_t *seg, bool force, uint64_t now) {
+  uint64_t dirty = seg->free_slices & ~seg->decommitted;
+  if (!dirty || (!force && (seg->purge_at_ms == 0 || now < seg->purge_at_ms))) return;
+  seg->purge_at_ms = 0;
+  if (seg->kind == SEGMENT_HUGE) {
+    if (!os_purge(slice_address(seg, 1), seg->size - SLICE_SIZE)) return;
+  } else {
+    for (size_t i = 1; i < SLICE_COUNT;) {
+      if (!(dirty >> i & 1)) {
+        i++;
+        continue;
+      }
+      size_t run = 1;
+      while (i + run < SLICE_COUNT && (dirty >> (i + run) & 1)) run++;
+      if (!os_purge(slice_address(seg, i), run << SLICE_SHIFT)) return;
+      i += run;
+    }
+  }
+  seg->decommitted |= dirty;
+  stats_committed(-(ptrdiff_t)slices_bytes(seg, dirty));
+}
+
+/* Note that free slices of `seg` became resident garbage: purge them now, or
+ * schedule it. Returns the deadline (0 when nothing is pending). */
+static uint64_t segment_schedule_purge(segment_t *seg) {
+  long delay = copy.options[NSALLOC_OPTION_PURGE_DELAY_MS];
+  if (delay == 0) segment_purge(seg, true, 0);
+  else if (delay > 0 && seg->purge_at_ms == 0) seg->purge_at_ms = now_ms() + (uint64_t)delay;
+  return seg->purge_at_ms;
+}
+
+static void segment_unmap(segment_t *seg) {
+  pthread_mutex_lock(&copy.lock);
+  if (seg->copy_prev) seg->copy_prev->copy_next = seg->copy_next;
+  else copy.segments = seg->copy_next;
+  if (seg->copy_next) seg->copy_next->copy_prev = seg->copy_prev;
+  segment_map_clear(seg);
+  pthread_mutex_unlock(&copy.lock);
+  atomic_fetch_sub(&copy.reserved, seg->size);
+  stats_committed(-(ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
+  os_free(seg, seg->size);
+}
+
+/* Drop cached segments whose purge is due (all of them when forced). The
+ * cache keeps the mapping; purged entries cost address space, not memory. */
+static void segment_cache_purge(bool force) {
+  uint64_t now = force ? 0 : now_ms();
+  pthread_mutex_lock(&copy.lock);
+  for (segment_t *seg = copy.cache; seg; seg = seg->list_next) segment_purge(seg, force, now);
+  pthread_mutex_unlock(&copy.lock);
+}
+
+/* An empty segment (no pages, on no heap list) goes to the cache or back to
+ * the OS. It stays registered while cached, so a stale pointer into it is
+ * still recognised as this copy's (and reported as not allocated). */
+static void segment_release(segment_t *seg) {
+  relaxed_store(&seg->heap, NULL);
+  seg->free_slices = SLICES_ALL;
+  pthread_mutex_lock(&copy.lock);
+  bool cache = !relaxed_load(&copy.shut_down) &&
+               copy.cache_count < (size_t)copy.options[NSALLOC_OPTION_SEGMENT_CACHE];
+  if (cache) {
+    seg->list_next = copy.cache;
+    copy.cache = seg;
+    copy.cache_count++;
+    segment_schedule_purge(seg);
+  }
+  pthread_mutex_unlock(&copy.lock);
+  if (!cache) segment_unmap(seg);
+}
+
+/* Segments with free slices go to the front, full ones to the back, so the
+ * search for free slices stops at the first full segment. */
+static void segment_link_heap(heap_t *heap, segment_t *seg) {
+  relaxed_store(&seg->heap, heap);
+  seg->heap_prev = seg->heap_next = NULL;
+  if (!heap->segments) {
+    heap->segments = seg;
+  } else if (seg->free_slices) {
+    seg->heap_next = heap->segments;
+    heap->segments->heap_prev = seg;
+    heap->segments = seg;
+  } else {
+    segment_t *last = heap->segments;
+    while (last->heap_next) last = last->heap_next;
+    last->heap_next = seg;
+    seg->heap_prev = last;
+  }
+  if (seg->purge_at_ms && (!heap->purge_at_ms || seg->purge_at_ms < heap->purge_at_ms))
+    heap->purge_at_ms = seg->purge_at_ms;
+}
+
+static void segment_unlink_heap(heap_t *heap, segment_t *seg) {
+  if (seg->heap_prev) seg->heap_prev->heap_next = seg->heap_next;
+  else heap->segments = seg->heap_next;
+  if (seg->heap_next) seg->heap_next->heap_prev = seg->heap_prev;
+  seg->heap_next = seg->heap_prev = NULL;
+}
+
+/* First index >= 1, a multiple of `align`, starting `count` free slices. */
+static size_t find_free_run(uint64_t free_slices, size_t count, size_t align) {
+  for (size_t i = align; i + count <= SLICE_COUNT; i += align) {
+    uint64_t want = slice_mask(i, count);
+    if ((free_slices & want) == want) return i;
+  }
+  return 0;
+}
+
+static page_t *segment_claim(heap_t *heap, segment_t *seg, size_t index, size_t count) {
+  uint64_t mask = slice_mask(index, count);
+  seg->free_slices &= ~mask;
+  stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted & mask));
+  seg->decommitted &= ~mask;
+  if (seg->free_slices == 0 && seg->heap_next) { /* full: move behind the others */
+    segment_unlink_heap(heap, seg);
+    segment_link_heap(heap, seg);
+  }
+  page_t *page = &seg->pages[index];
+  page->slice_index = (uint8_t)index;
+  relaxed_store(&page->slice_count, (uint8_t)count);
+  page->start = slice_address(seg, index);
+  for (size_t i = index; i < index + count; i++) seg->page_of[i] = page;
+  stats_page_bytes((ptrdiff_t)(count << SLICE_SHIFT));
+  return page;
+}
+
+/* A page of `count` slices starting at a multiple of `align` slices, from the
+ * heap's segments, else an abandoned segment, else a new segment. The page
+ * still needs page_init(). */
+static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
+  for (segment_t *seg = heap->segments; seg && seg->free_slices; seg = seg->heap_next) {
+    size_t index = find_free_run(seg->free_slices, count, align);
+    if (index) return segment_claim(heap, seg, index, count);
+  }
+  for (segment_t *seg; (seg = segment_reclaim()) != NULL;) {
+    heap_adopt_segment(heap, seg);
+    size_t index = find_free_run(seg->free_slices, count, align);
+    if (index) return segment_claim(heap, seg, index, count);
+  }
+  segment_t *seg = segment_obtain(SEGMENT_SIZE, SEGMENT_SIZE, SEGMENT_NORMAL);
+  if (!seg) return NULL;
+  segment_link_heap(heap, seg);
+  return segment_claim(heap, seg, find_free_run(seg->free_slices, count, align), count);
+}
+
+/* Give a page's slices back to its segment; release the segment when empty.
+ * Returns true when the segment itself was released. */
+static bool segment_page_free(heap_t *heap, page_t *page) {
+  segment_t *seg = segment_of(page);
+  size_t count = relaxed_load(&page->slice_count);
+  bool was_full = seg->free_slices == 0;
+  for (size_t i = page->slice_index; i < page->slice_index + count; i++)
+    seg->page_of[i] = &unused_page;
+  relaxed_store(&page->kind, 0);
+  relaxed_store(&page->owner, 0);
+  seg->free_slices |= slice_mask(page->slice_index, count);
+  stats_page_bytes(-(ptrdiff_t)(count << SLICE_SHIFT));
+  if (seg->free_slices == SLICES_ALL) {
+    segment_unlink_heap(heap, seg);
+    segment_release(seg);
+    return true;
+  }
+  if (was_full && heap->segments != seg) { /* has room again: move to the front */
+    segment_unlink_heap(heap, seg);
+    segment_link_heap(heap, seg);
+  }
+  uint64_t due = segment_schedule_purge(seg);
+  if (due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
+  return false;
+}
+
+/* The head page at or after *index (advanced past it), or NULL. */
+static page_t *segment_next_page(segment_t *seg, size_t *index) {
+  while (*index < SLICE_COUNT) {
+    page_t *page = seg->page_of[*index];
+    if (page != &unused_page && page->slice_index == *index) {
+      *index += relaxed_load(&page->slice_count);
+      return page;
+    }
+    (*index)++;
+  }
+  return NULL;
+}
+
+/* Forget every page of a segment at once (heap_destroy) and release it. */
+static void segment_drop(segment_t *seg) {
+  size_t index = 1;
+  for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;) {
+    stats_page_bytes(-(ptrdiff_t)((size_t)relaxed_load(&page->slice_count) << SLICE_SHIFT));
+    relaxed_store(&page->kind, 0);
+    relaxed_store(&page->owner, 0);
+  }
+  for (size_t i = 0; i < SLICE_COUNT; i++) seg->page_of[i] = &unused_page;
+  segment_release(seg);
+}
+
+/* A dedicated segment for one object of `size` bytes whose start is aligned to
+ * `alignment`. The block starts at slice 1, or at `alignment` when larger. */
+static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
+  size_t offset = alignment > SLICE_SIZE ? alignment : SLICE_SIZE;
+  if (size > PTRDIFF_MAX - offset - SEGMENT_SIZE) return NULL;
+  size_t usable = align_up(size, OS_PAGE), total = offset + usable;
+  segment_t *seg =
+      segment_obtain(total, alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
+  if (!seg) return NULL;
+  page_t *page = &seg->pages[1];
+  for (size_t i = 1; i < SLICE_COUNT; i++) seg->page_of[i] = page;
+  seg->free_slices = 0;
+  stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted));
+  seg->decommitted = 0;
+  page->slice_index = 1;
+  page->start = (uint8_t *)seg + offset;
+  page->capacity = page->reserved = 1;
+  relaxed_store(&page->used, 1);
+  relaxed_store(&page->block_size, usable);
+  relaxed_store(&page->slice_count, SLICE_COUNT - 1);
+  relaxed_store(&page->kind, PAGE_HUGE);
+  relaxed_store(&seg->heap, heap);
+  stats_page_bytes((ptrdiff_t)usable);
+  return page;
+}
+
+static void segment_huge_free(segment_t *seg) {
+  page_t *page = &seg->pages[1];
+  stats_page_bytes(-(ptrdiff_t)relaxed_load(&page->block_size));
+  relaxed_store(&page->kind, 0);
+  for (size_t i = 1; i < SLICE_COUNT; i++) seg->page_of[i] = &unused_page;
+  segment_release(seg);
+}
+
+/* Hand a segment of an exiting thread to the copy: its free slices are purged
+ * at once (nobody may look at this segment for a long time). */
+static void segment_abandon(segment_t *seg) {
+  relaxed_store(&seg->heap, NULL);
+  seg->heap_next = seg->heap_prev = NULL;
+  segment_purge(seg, true, 0);
+  pthread_mutex_lock(&copy.lock);
+  seg->list_next = copy.abandoned;
+  copy.abandoned = seg;
+  atomic_fetch_add(&copy.abandoned_count, 1);
+  pthread_mutex_unlock(&copy.lock);
+}
+
+static segment_t *segment_reclaim(void) {
+  if (relaxed_load(&copy.abandoned_count) == 0) return NULL;
+  pthread_mutex_lock(&copy.lock);
+  segment_t *seg = copy.abandoned;
+  if (seg) {
+    copy.abandoned = seg->list_next;
+    atomic_fetch_sub(&copy.abandoned_count, 1);
+  }
+  pthread_mutex_unlock(&copy.lock);
+  return seg;
+}

@@ -1,0 +1,83 @@
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int test_failures;
+
+int test_main(int argc, char **argv, const test_case *tests, size_t count) {
+  int passed = 0, failed = 0;
+  for (size_t i = 0; i < count; i++) {
+    bool selected = argc < 2;
+    for (int a = 1; a < argc; a++) selected |= strcmp(argv[a], tests[i].name) == 0;
+    if (!selected) continue;
+    int before = test_failures;
+    tests[i].run();
+    bool ok = test_failures == before;
+    printf("%s %s\n", ok ? "PASS" : "FAIL", tests[i].name);
+    fflush(stdout);
+    ok ? passed++ : failed++;
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 && passed > 0 ? 0 : 1;
+}
+
+uint64_t test_random(uint64_t *state) {
+  uint64_t x = *state;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *state = x;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+static uint8_t pattern_byte(size_t i, uint64_t seed) {
+  return (uint8_t)((i * 131u) ^ (seed * 0x9E3779B97F4A7C15ULL >> 56) ^ (i >> 8));
+}
+
+void test_fill(void *p, size_t size, uint64_t seed) {
+  uint8_t *bytes = p;
+  for (size_t i = 0; i < size; i++) bytes[i] = pattern_byte(i, seed);
+}
+
+bool test_verify(const void *p, size_t size, uint64_t seed) {
+  const uint8_t *bytes = p;
+  for (size_t i = 0; i < size; i++)
+    if (bytes[i] != pattern_byte(i, seed)) return false;
+  return true;
+}
+
+int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    fn(arg);
+    _exit(0);
+  }
+  close(fds[1]);
+  size_t length = 0;
+  ssize_t n;
+  while (length + 1 < capacity && (n = read(fds[0], output + length, capacity - 1 - length)) > 0)
+    length += (size_t)n;
+  output[length] = '\0';
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+size_t test_rss(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long size = 0, resident = 0;
+  if (f) {
+    if (fscanf(f, "%lu %lu", &size, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}

@@ -1,0 +1,59 @@
+/*
+ * test_util.h - a minimal test harness: CHECK records a failure and goes on,
+ * RUN executes one test function, and test_main prints "N passed, N failed".
+ */
+#ifndef NSALLOC_TEST_UTIL_H
+#define NSALLOC_TEST_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern int test_failures;
+
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      test_failures++;                                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                     \
+    }                                                                                              \
+  } while (0)
+
+#define CHECK_EQ(a, b)                                                                             \
+  do {                                                                                             \
+    long long check_a_ = (long long)(a), check_b_ = (long long)(b);                                \
+    if (check_a_ != check_b_) {                                                                    \
+      test_failures++;                                                                             \
+      fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", __FILE__, __LINE__, #a,  \
+              check_a_, #b, check_b_);                                                             \
+    }                                                                                              \
+  } while (0)
+
+typedef struct test_case {
+  const char *name;
+  void (*run)(void);
+} test_case;
+
+/* Runs the tests named on the command line (all when none) and returns the
+ * process exit status. */
+int test_main(int argc, char **argv, const test_case *tests, size_t count);
+
+/* Deterministic pseudo-random numbers (xorshift64*). */
+uint64_t test_random(uint64_t *state);
+
+/* Fill / verify a block with a pattern derived from a seed. */
+void test_fill(void *p, size_t size, uint64_t seed);
+bool test_verify(const void *p, size_t size, uint64_t seed);
+
+/* Run fn in a forked child; returns its wait status. The child's stderr is
+ * captured into `output` (NUL-terminated, truncated to `capacity`). */
+int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity);
+
+/* Resident set size of this process in bytes (from /proc/self/statm). */
+size_t test_rss(void);
+
+#define TEST(fn) {#fn, fn}
+#define TEST_COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+#endif
