@@ -20,7 +20,7 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 demo: build
-	$(BUILD)/tests/demo/nsalloc-demo
+	scripts/demo.sh $(BUILD)
 
 bench: build
 	cmake --build $(BUILD) --target bench

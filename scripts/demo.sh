@@ -1,0 +1,11 @@
+#!/bin/sh
+# make demo: show what nsalloc is for, one scene per component.
+# Usage: scripts/demo.sh BUILD_DIR
+set -eu
+build=$(cd "${1:-build}" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+scene() { printf '\n==== %s ====\n' "$1"; }
+
+scene "Private copies in one process, a foreign pointer caught, stats"
+"$build/tests/demo/nsalloc-demo"
+# scenes
