@@ -7,6 +7,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <elf.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,16 +76,33 @@ char *container_each_elf_member(const void *image, size_t size, container_member
     error = archive_message(archive, "unreadable container");
     goto out;
   }
+  bool is_ar = container_format_of(image, size) == CONTAINER_AR;
+  int64_t ar_end = 8; /* where the members read so far end: after "!<arch>\n" */
   for (;;) {
     struct archive_entry *entry;
     int status = archive_read_next_header(archive, &entry);
-    if (status == ARCHIVE_EOF) break;
+    if (status == ARCHIVE_EOF) {
+      /* libarchive ends an ar archive quietly when fewer bytes than a member
+       * header remain; anything there but padding is a truncated member. */
+      if (is_ar && (uint64_t)ar_end + 1 < size)
+        error = xasprintf("truncated or corrupt: %zu bytes after the last member",
+                          size - (size_t)ar_end);
+      break;
+    }
     if (status == ARCHIVE_FATAL) {
       error = archive_message(archive, "corrupt container");
       break;
     }
     /* ARCHIVE_WARN and ARCHIVE_RETRY still describe an entry worth reading. */
-    if (archive_entry_filetype(entry) != AE_IFREG) continue;
+    /* Deterministic ar archives (ar D) store mode 644 with no file type bits,
+     * so only entries that are certainly not files are passed over. */
+    unsigned filetype = archive_entry_filetype(entry);
+    if (filetype != 0 && filetype != AE_IFREG) continue;
+    if (is_ar) {
+      /* A 60-byte header, then the data padded to an even length. */
+      int64_t data = archive_entry_size(entry);
+      ar_end = archive_read_header_position(archive) + 60 + data + (data & 1);
+    }
     const char *name = archive_entry_pathname(entry);
     if (!name) name = "?";
     size_t member_size;

@@ -277,6 +277,33 @@ static char *scan_sections(artifact_t *artifact, Elf *elf, const GElf_Ehdr *ehdr
   return NULL;
 }
 
+/* Whether [offset, offset + count * entry_size) lies inside the file. */
+static bool within_file(uint64_t offset, uint64_t count, uint64_t entry_size, size_t size) {
+  if (entry_size && count > UINT64_MAX / entry_size) return false;
+  uint64_t length = count * entry_size;
+  return offset <= size && length <= size - offset;
+}
+
+/* libelf quietly treats tables that lie past the end of an in-memory image
+ * as absent, which would make a truncated file look like a stripped one. */
+static char *check_bounds(Elf *elf, const GElf_Ehdr *ehdr, size_t size) {
+  size_t sections, segments;
+  if (elf_getshdrnum(elf, &sections) != 0 || elf_getphdrnum(elf, &segments) != 0)
+    return libelf_error("corrupt ELF header");
+  if (ehdr->e_shoff && !within_file(ehdr->e_shoff, sections, ehdr->e_shentsize, size))
+    return xstrdup("truncated or corrupt: the section header table ends past the end of the file");
+  if (ehdr->e_phoff && !within_file(ehdr->e_phoff, segments, ehdr->e_phentsize, size))
+    return xstrdup("truncated or corrupt: the program header table ends past the end of the file");
+  for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr)) return libelf_error("corrupt section header");
+    if (shdr.sh_type != SHT_NOBITS && !within_file(shdr.sh_offset, 1, shdr.sh_size, size))
+      return xasprintf("truncated or corrupt: section %zu ends past the end of the file",
+                       elf_ndxscn(scn));
+  }
+  return NULL;
+}
+
 char *elf_scan(artifact_t *artifact, char *image, size_t size) {
   static bool libelf_ready;
   if (!libelf_ready) {
@@ -289,10 +316,15 @@ char *elf_scan(artifact_t *artifact, char *image, size_t size) {
   char *error = NULL;
   GElf_Ehdr ehdr;
   int elf_class = gelf_getclass(elf);
-  if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
+  if (elf_kind(elf) != ELF_K_ELF) {
+    error = xstrdup("corrupt ELF header: unknown class, byte order or version");
+    goto out;
+  }
+  if (!gelf_getehdr(elf, &ehdr)) {
     error = libelf_error("truncated or corrupt ELF header");
     goto out;
   }
+  if ((error = check_bounds(elf, &ehdr, size))) goto out;
   if (artifact->elf_members++ == 0) {
     artifact->elf_class = elf_class == ELFCLASS64 ? 64 : 32;
     artifact->big_endian = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;

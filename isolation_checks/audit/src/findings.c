@@ -39,8 +39,8 @@ static const char *const risk_duplicate_export =
     "the dynamic linker binds every caller to whichever artifact loads first, so one copy "
     "receives blocks the other allocated";
 static const char *const risk_exported_tls =
-    "another module defining the same name binds to this thread-local slot, sharing allocator "
-    "state across private copies";
+    "another module defining the same name binds to this thread-local variable, so per-module "
+    "state such as an allocator's current-heap slot is shared across copies";
 static const char *const risk_static_tls_module =
     "dlopen of this module needs surplus static TLS and fails ('cannot allocate memory in "
     "static TLS block') once the process has used it up";
@@ -278,7 +278,8 @@ static void find_static_tls(const audit_set_t *set, findings_t *out) {
     severity_t severity;
     const char *risk, *what;
     if (artifact->kind != KIND_SHARED_OBJECT) {
-      severity = SEVERITY_MEDIUM, risk = risk_static_tls_object, what = "object";
+      severity = SEVERITY_MEDIUM, risk = risk_static_tls_object,
+      what = artifact_kind_name(artifact->kind);
     } else if (artifact->host_vm) {
       severity = SEVERITY_HIGH, risk = risk_static_tls_module, what = "VM extension module";
     } else if (artifact_has_family(artifact, FAMILY_INTERPOSER)) {
