@@ -7,5 +7,5 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 scene() { printf '\n==== %s ====\n' "$1"; }
 
 scene "Private copies in one process, a foreign pointer caught, stats"
-"$build/tests/demo/nsalloc-demo"
+"$build/tests/demo/nsalloc-demo" $(cat "$build/tests/demo/modules.txt")
 # scenes
