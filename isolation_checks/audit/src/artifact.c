@@ -20,9 +20,10 @@ static bool starts_with(const char *s, const char *prefix) {
 /* The C and C++ runtimes bring the process's own allocator; they are reported
  * but never counted as a bundled copy. */
 static bool is_system_runtime(const char *soname) {
-  static const char *const runtimes[] = {"libc.so.",      "libstdc++.so.", "libc++.so.",
-                                         "libc++abi.so.", "libgcc_s.so.",  "ld-linux",
-                                         "libc.musl-",    "ld-musl-"};
+  static const char *const runtimes[] = {
+      "libc.so.",      "libc_malloc_debug.so.", "libstdc++.so.", "libc++.so.",
+      "libc++abi.so.", "libgcc_s.so.",          "ld-linux",      "libc.musl-",
+      "ld-musl-"};
   for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
     if (starts_with(soname, runtimes[i])) return true;
   }

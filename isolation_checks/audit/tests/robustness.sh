@@ -1,0 +1,124 @@
+#!/bin/sh
+# robustness.sh TOOL FIXTURES WORK LIMIT_MEMORY
+#
+# Corrupt, truncated and non-ELF inputs each get a clear error while the
+# other files are still audited; huge symbol tables and archives with
+# hundreds of members finish in bounded time (and, with LIMIT_MEMORY=1,
+# within 256 MiB of address space: not under sanitizers, which reserve more).
+set -u
+tool=$1 fixtures=$2 work=$3 limit_memory=$4
+here=$(cd "$(dirname "$0")" && pwd)
+failures=0 passes=0
+pass() { passes=$((passes + 1)); echo "ok: $1"; }
+fail() { failures=$((failures + 1)); echo "FAIL: $1"; }
+expect_line() { # expect_line FILE LINE DESCRIPTION
+  if grep -qxF -- "$2" "$1"; then pass "$3"; else fail "$3: no line '$2' in:" && cat "$1"; fi
+}
+expect_match() { # expect_match FILE EXTENDED-REGEX DESCRIPTION
+  if grep -qxE -- "$2" "$1"; then pass "$3"; else fail "$3: no line matching '$2' in:" && cat "$1"; fi
+}
+cut_tail() { # cut_tail FILE BYTES OUT: FILE without its last BYTES bytes
+  head -c $(($(wc -c <"$1") - $2)) "$1" >"$3"
+}
+run_bounded() { # run_bounded SECONDS OUT ERR ARG...: the tool's exit status
+  seconds=$1 out=$2 err=$3
+  shift 3
+  (
+    [ "$limit_memory" = 1 ] && ulimit -v 262144
+    exec timeout "$seconds" "$tool" "$@"
+  ) >"$out" 2>"$err"
+}
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+
+# --- corrupt and truncated inputs, mixed with good ones ---------------------
+good=$fixtures/mod_nsalloc_a.so
+head -c 100 "$fixtures/nif_jemalloc_a.so" >truncated_header.so
+head -c 5000 "$fixtures/nif_jemalloc_a.so" >truncated_early.so
+head -c 400000 "$fixtures/nif_jemalloc_a.so" >truncated_half.so
+python3 - "$fixtures/tls_initial_exec.so" <<'PY'
+import random, sys
+rng = random.Random(7)
+open("random.bin", "wb").write(bytes(rng.getrandbits(8) for _ in range(65536)))
+open("random_elf_magic.so", "wb").write(b"\x7fELF" + bytes(rng.getrandbits(8) for _ in range(4096)))
+image = bytearray(open(sys.argv[1], "rb").read())
+image[0x28:0x30] = (10**9).to_bytes(8, "little")  # e_shoff far past the end
+open("bad_section_offset.so", "wb").write(image)
+PY
+echo "not a library" >text.so
+: >empty.so
+head -c 200 "$fixtures/libcopies.a" >truncated_header.a
+cut_tail "$fixtures/libcopies.a" 100 truncated_member.a # inside its last member, plain.o
+head -c 1000 "$fixtures/pkg-0.1-cp311-cp311-linux_x86_64.whl" >truncated.whl
+
+run_bounded 60 report.txt errors.txt truncated_header.so truncated_early.so truncated_half.so \
+  random.bin random_elf_magic.so bad_section_offset.so text.so empty.so truncated_header.a \
+  truncated_member.a truncated.whl "$good" missing.so
+status=$?
+[ "$status" = 2 ] && pass "bad inputs give exit status 2" || fail "exit status $status, expected 2"
+tail_lines() { sed "s|^nsalloc-audit: ||" errors.txt; }
+tail_lines >errors.clean
+for expected in \
+  "truncated_header.so: truncated or corrupt: the section header table ends past the end of the file" \
+  "truncated_early.so: truncated or corrupt: the section header table ends past the end of the file" \
+  "truncated_half.so: truncated or corrupt: the section header table ends past the end of the file" \
+  "random.bin: not an ELF file, static archive or zip" \
+  "random_elf_magic.so: corrupt ELF header: unknown class, byte order or version" \
+  "bad_section_offset.so: truncated or corrupt: the section header table ends past the end of the file" \
+  "text.so: not an ELF file, static archive or zip" \
+  "empty.so: empty file" \
+  "truncated_member.a\(plain.o\): Truncated ar archive" \
+  "truncated_header.a: truncated or corrupt: [0-9]+ bytes after the last member" \
+  "truncated.whl: Truncated input file .*" \
+  "missing.so: No such file or directory"; do
+  expect_match errors.clean "$expected" "error reported: ${expected%%:*}"
+done
+expect_line report.txt "$good" "the good file is still audited"
+expect_line report.txt "    nsalloc: prefix=a_ version=0.1.0 visibility=hidden tls=global-dynamic; a_malloc defined, not exported" \
+  "the good file's evidence is complete"
+expect_line report.txt "  type: static archive, 2 ELF members (ELF64 LSB relocatable, x86-64)" \
+  "the complete members of a truncated archive are audited"
+
+# --- a huge symbol table ------------------------------------------------------
+python3 - <<'PY'
+with open("huge.s", "w") as out:
+    for i in range(300000):
+        out.write(f".globl sym_{i}\nsym_{i}: .byte 0\n")
+    for i in range(1000):
+        out.write(f".globl je_internal_{i}\nje_internal_{i}: .byte 0\n")
+PY
+cc -c -o huge.o huge.s
+start=$(date +%s)
+run_bounded 60 huge.txt huge.err huge.o
+status=$?
+elapsed=$(($(date +%s) - start))
+[ "$status" = 0 ] || [ "$status" = 1 ] && pass "301000 symbols: exit status $status" ||
+  { fail "301000 symbols: exit status $status"; cat huge.err; }
+[ "$elapsed" -le 30 ] && pass "301000 symbols in ${elapsed}s" || fail "301000 symbols took ${elapsed}s"
+expect_line huge.txt "    jemalloc: defines 1000 symbols: je_internal_0, je_internal_1, je_internal_10 and 997 more; exports 1000 symbols: je_internal_0, je_internal_1, je_internal_10 and 997 more" \
+  "evidence from a huge table is counted exactly and sampled in name order"
+
+# --- an archive with hundreds of members -------------------------------------
+cc -O1 -c -o member.o "$here/../fixtures/plain.c"
+i=0
+while [ $i -lt 400 ]; do
+  cp member.o "m$i.o"
+  i=$((i + 1))
+done
+ar rc big.a m[0-9]*.o
+ar rc big.a "$fixtures/tls_initial_exec.o"
+rm -f m[0-9]*.o
+start=$(date +%s)
+run_bounded 60 big.txt big.err big.a
+status=$?
+elapsed=$(($(date +%s) - start))
+[ "$status" = 1 ] && pass "400-member archive: exit status 1 (static TLS member)" ||
+  { fail "400-member archive: exit status $status"; cat big.err; }
+[ "$elapsed" -le 30 ] && pass "400-member archive in ${elapsed}s" || fail "archive took ${elapsed}s"
+expect_line big.txt "  type: static archive, 401 ELF members (ELF64 LSB relocatable, x86-64)" \
+  "every member of a 401-member archive is read"
+
+echo "$passes passed, $failures failed"
+[ "$failures" = 0 ]
