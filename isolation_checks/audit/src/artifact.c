@@ -30,12 +30,13 @@ static bool is_system_runtime(const char *soname) {
   return false;
 }
 
-/* nsalloc's own shared libraries (libnsalloc.so, libnsalloc-override.so for
- * prefix nsalloc_) export the API on purpose. A copy is taken to be its
- * library's when the soname, or the file name if there is none, is
- * "lib" + prefix without its trailing '_' followed by '.' or '-'. */
+/* nsalloc's own libraries (libnsalloc.so, libnsalloc-override.so and
+ * libnsalloc.a for prefix nsalloc_) export the API on purpose: a module that
+ * links libnsalloc.a without hiding it is where a finding belongs. A copy is
+ * taken to be its library's when the soname, or the file name if there is
+ * none, is "lib" + prefix without its trailing '_' followed by '.' or '-'. */
 static bool is_distribution_library(const artifact_t *artifact, const char *prefix) {
-  if (artifact->kind != KIND_SHARED_OBJECT) return false;
+  if (artifact->kind != KIND_SHARED_OBJECT && artifact->kind != KIND_ARCHIVE) return false;
   const char *name = artifact->soname;
   if (!name) {
     const char *slash = strrchr(artifact->path, '/');
@@ -72,9 +73,11 @@ void artifact_finish(artifact_t *artifact) {
     char *entry = xasprintf("%smalloc", copy->id.prefix);
     copy->defines_malloc = nameset_contains(&artifact->malloc_defined, entry);
     copy->exports_malloc = nameset_contains(&artifact->malloc_exported, entry);
-    /* An exported copy interposes like any other allocator API. */
-    if (copy->exports_malloc) nameset_add(&artifact->allocator_exports, entry);
     copy->distribution = is_distribution_library(artifact, copy->id.prefix);
+    /* An exported private copy interposes like any other allocator API; the
+     * distribution libraries are alternative builds of the one public copy. */
+    if (copy->exports_malloc && !copy->distribution)
+      nameset_add(&artifact->allocator_exports, entry);
     free(entry);
   }
 }

@@ -211,7 +211,7 @@ static void find_duplicate_exports(const audit_set_t *set, findings_t *out) {
           (export_entry_t){artifact->allocator_exports.items[k], abi_of(artifact), i};
     }
   }
-  qsort(entries, nentries, sizeof entries[0], by_name_abi_artifact);
+  if (nentries) qsort(entries, nentries, sizeof entries[0], by_name_abi_artifact); /* NULL if 0 */
 
   export_group_t *groups = NULL;
   size_t ngroups = 0, groups_cap = 0;
@@ -351,7 +351,7 @@ void findings_compute(const audit_set_t *set, findings_t *out) {
   find_nsalloc_visibility(set, out);
   find_static_tls(set, out);
   find_exported_tls(set, out);
-  qsort(out->items, out->len, sizeof out->items[0], by_severity_then_discovery);
+  if (out->len) qsort(out->items, out->len, sizeof out->items[0], by_severity_then_discovery);
 }
 
 void findings_free(findings_t *findings) {

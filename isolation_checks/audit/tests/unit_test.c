@@ -82,7 +82,8 @@ static void test_record_bounds(void) {
 static void test_sample_keeps_smallest(void) {
   sample_t sample = {0};
   const char *names[] = {"m", "c", "x", "a", "c", "b", "z"};
-  for (size_t i = 0; i < TEST_COUNT(names); i++) sample_add(&sample, names[i]);
+  for (size_t i = 0; i < TEST_COUNT(names); i++)
+    sample_add(&sample, names[i]);
   CHECK_EQ(sample.count, 7);
   CHECK_EQ(sample.kept, 3);
   CHECK(strcmp(sample.names[0], "a") == 0);
@@ -126,7 +127,7 @@ static void test_symbol_rules(void) {
   CHECK_EQ(family_of_symbol("dlmalloc"), FAMILY_DLMALLOC);
   CHECK_EQ(family_of_symbol("create_mspace"), FAMILY_DLMALLOC);
   /* Negative controls: shared or generic names identify nothing. */
-  CHECK_EQ(family_of_symbol("nallocx"), FAMILY_COUNT);     /* jemalloc and gperftools */
+  CHECK_EQ(family_of_symbol("nallocx"), FAMILY_COUNT);      /* jemalloc and gperftools */
   CHECK_EQ(family_of_symbol("tc_qdisc_add"), FAMILY_COUNT); /* traffic control */
   CHECK_EQ(family_of_symbol("_ZN8tcmalloc16DumpProcSelfMapsEi"), FAMILY_COUNT); /* profiler */
   CHECK_EQ(family_of_symbol("malloc"), FAMILY_COUNT);
@@ -154,13 +155,15 @@ static artifact_t *jemalloc_artifact(const char *path, artifact_kind_t kind, uns
 
 static size_t count_kind(const findings_t *findings, const char *kind) {
   size_t n = 0;
-  for (size_t i = 0; i < findings->len; i++) n += strcmp(findings->items[i].kind, kind) == 0;
+  for (size_t i = 0; i < findings->len; i++)
+    n += strcmp(findings->items[i].kind, kind) == 0;
   return n;
 }
 
 static size_t duplicate_families_in(artifact_t **artifacts, size_t count) {
   audit_set_t set = {0};
-  for (size_t i = 0; i < count; i++) audit_set_add_artifact(&set, artifacts[i]);
+  for (size_t i = 0; i < count; i++)
+    audit_set_add_artifact(&set, artifacts[i]);
   findings_t findings;
   findings_compute(&set, &findings);
   size_t n = count_kind(&findings, "duplicate-family");
@@ -205,7 +208,8 @@ static void test_findings_sorted_by_severity(void) {
   findings_compute(&set, &findings);
   CHECK_EQ(findings.len, 2);
   CHECK_EQ(findings.items[0].severity, SEVERITY_HIGH);
-  CHECK(strcmp(findings.items[0].message, "jemalloc is bundled in 2 artifacts: a.so and b.so") == 0);
+  CHECK(strcmp(findings.items[0].message, "jemalloc is bundled in 2 artifacts: a.so and b.so") ==
+        0);
   CHECK_EQ(findings.items[1].severity, SEVERITY_MEDIUM);
   CHECK(strcmp(findings.items[1].kind, "exported-tls") == 0);
   findings_free(&findings);
@@ -214,10 +218,10 @@ static void test_findings_sorted_by_severity(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_record_valid),          TEST(test_record_malformed),
-      TEST(test_record_bounds),         TEST(test_sample_keeps_smallest),
+      TEST(test_record_valid),           TEST(test_record_malformed),
+      TEST(test_record_bounds),          TEST(test_sample_keeps_smallest),
       TEST(test_nameset_sorted_bounded), TEST(test_symbol_rules),
-      TEST(test_who_shares_a_process),  TEST(test_findings_sorted_by_severity),
+      TEST(test_who_shares_a_process),   TEST(test_findings_sorted_by_severity),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
