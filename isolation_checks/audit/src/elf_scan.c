@@ -305,7 +305,7 @@ static char *check_bounds(Elf *elf, const GElf_Ehdr *ehdr, size_t size) {
 }
 
 char *elf_scan(artifact_t *artifact, char *image, size_t size) {
-  static bool libelf_ready;
+  static bool libelf_ready; /* elf_version() must be called once before any other call */
   if (!libelf_ready) {
     if (elf_version(EV_CURRENT) == EV_NONE) return libelf_error("libelf unusable");
     libelf_ready = true;

@@ -107,6 +107,8 @@ static void json_artifact(FILE *out, const artifact_t *artifact) {
   }
   fputs("], \"exported_tls\": ", out);
   json_sample(out, &artifact->exported_tls);
+  fprintf(out, ", \"allocator_exports_truncated\": %s",
+          artifact->allocator_exports.overflowed ? "true" : "false");
   fputc('}', out);
 }
 

@@ -83,6 +83,10 @@ static void print_artifact(FILE *out, const artifact_t *artifact) {
     if (f != FAMILY_NSALLOC && artifact_has_family(artifact, (family_t)f))
       print_family_evidence(out, artifact, (family_t)f);
   }
+  if (artifact->allocator_exports.overflowed)
+    fprintf(out,
+            "  note: over %d allocator exports; duplicate-export compares the first %d found\n",
+            NAMESET_LIMIT, NAMESET_LIMIT);
   if (artifact->exported_tls.count) {
     fputs("  exported TLS: ", out);
     print_sample(out, "exports", &artifact->exported_tls);
