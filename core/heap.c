@@ -89,16 +89,18 @@ static heap_t *heap_default(void) {
 
 /* Make `seg` (abandoned, or taken from a deleted heap) part of `heap`: every
  * page gets the new owner, is collected and settled (freed when empty, queued
- * when it has room, parked otherwise). */
-static void heap_adopt_segment(heap_t *heap, segment_t *seg) {
+ * when it has room, parked otherwise). Returns false when that emptied the
+ * segment and released it: the caller must not touch it again. */
+static bool heap_adopt_segment(heap_t *heap, segment_t *seg) {
   segment_link_heap(heap, seg);
   size_t index = 1;
   for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;) {
     relaxed_store(&page->owner, heap->owner);
     page->in_full = 1; /* its old queue is gone */
     page_collect(page);
-    if (page_settle(heap, page)) return;
+    if (page_settle(heap, page)) return false;
   }
+  return true;
 }
 
 /* Bring parked pages that received remote frees back (flagged segments only,

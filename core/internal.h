@@ -287,7 +287,7 @@ static size_t page_usable_size(const page_t *page);
 /* heap.c */
 static heap_t *heap_default(void);
 static void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignment);
-static void heap_adopt_segment(heap_t *heap, segment_t *seg);
+static bool heap_adopt_segment(heap_t *heap, segment_t *seg);
 static void thread_done(void *heap);
 /* free.c */
 static void free_checked(void *p, heap_t *local_heap, enum api_op op);

@@ -207,7 +207,7 @@ static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
     if (index) return segment_claim(heap, seg, index, count);
   }
   for (segment_t *seg; (seg = segment_reclaim()) != NULL;) {
-    heap_adopt_segment(heap, seg);
+    if (!heap_adopt_segment(heap, seg)) continue; /* it was empty: released */
     size_t index = find_free_run(seg->free_slices, count, align);
     if (index) return segment_claim(heap, seg, index, count);
   }

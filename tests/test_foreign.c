@@ -1,0 +1,195 @@
+/*
+ * test_foreign.c - pointers that are not this copy's live blocks: glibc
+ * blocks, stack and static addresses, another copy's blocks, interior
+ * pointers, double frees and stale pointers. Each policy is observed: abort
+ * (in a forked child), report (counted exactly, block left alone) and forward
+ * (reaches the other allocator with its contents).
+ *
+ * The test program embeds copy t_ (the canonical names) and links a second
+ * private copy, o_, through other_copy.c.
+ */
+#include "nsalloc.h"
+#include "other_copy.h"
+#include "test_util.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static char static_buffer[64];
+
+/* ---- captured diagnostics ---------------------------------------------- */
+static char last_message[512];
+static int message_count;
+
+static void capture(const char *message, void *arg) {
+  (void)arg;
+  strncpy(last_message, message, sizeof last_message - 1);
+  message_count++;
+}
+
+static nsalloc_stats_t stats(void) {
+  nsalloc_stats_t s;
+  nsalloc_stats(&s);
+  return s;
+}
+
+/* ---- abort: observed in a child ------------------------------------------- */
+typedef struct bad_call {
+  const char *op; /* "free", "realloc", "usable_size" */
+  void *pointer;
+} bad_call;
+
+static void call_in_child(void *arg) {
+  bad_call *call = arg;
+  if (strcmp(call->op, "free") == 0) nsalloc_free(call->pointer);
+  else if (strcmp(call->op, "realloc") == 0) (void)nsalloc_realloc(call->pointer, 100);
+  else (void)nsalloc_usable_size(call->pointer);
+}
+
+/* The call must abort, and the message must name prefix, operation, address. */
+static void expect_abort(const char *op, void *pointer, const char *reason) {
+  char output[1024], expected[128];
+  bad_call call = {op, pointer};
+  int status = test_in_child(call_in_child, &call, output, sizeof output);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+  snprintf(expected, sizeof expected, "nsalloc[t_]: %s(%p): ", op, pointer);
+  CHECK(strstr(output, expected) != NULL);
+  CHECK(strstr(output, reason) != NULL);
+  if (!strstr(output, expected) || !strstr(output, reason))
+    fprintf(stderr, "  child said: %s\n  expected: %s ... %s\n", output, expected, reason);
+}
+
+static void test_abort_on_foreign_pointers(void) {
+  int on_stack;
+  void *from_libc = malloc(48);
+  void *from_other = other_malloc(48);
+  static const char *const ops[] = {"free", "realloc", "usable_size"};
+  for (int i = 0; i < 3; i++) {
+    expect_abort(ops[i], from_libc, "not owned by this copy (foreign)");
+    expect_abort(ops[i], &on_stack, "not owned by this copy (foreign)");
+    expect_abort(ops[i], static_buffer, "not owned by this copy (foreign)");
+    expect_abort(ops[i], from_other, "not owned by this copy (foreign)");
+  }
+  free(from_libc);
+  other_free(from_other);
+}
+
+static void test_abort_on_invalid_own_pointers(void) {
+  char *block = nsalloc_malloc(64);
+  char *large = nsalloc_malloc(300000);
+  char *huge = nsalloc_malloc((size_t)5 << 20);
+  expect_abort("free", block + 16, "interior pointer");
+  expect_abort("free", block + 1, "interior pointer");
+  expect_abort("realloc", large + 4096, "interior pointer");
+  expect_abort("free", huge + 64, "interior pointer");
+  expect_abort("usable_size", block + 32, "interior pointer");
+  char *freed = nsalloc_malloc(64);
+  nsalloc_free(freed);
+  expect_abort("free", freed, "double free");
+  expect_abort("realloc", freed, "double free");
+  /* a page that no longer exists (its blocks all freed and collected) */
+  char *gone = nsalloc_malloc(40000);
+  nsalloc_free(gone);
+  nsalloc_collect(true);
+  expect_abort("free", gone, "no block is allocated");
+  nsalloc_free(block);
+  nsalloc_free(large);
+  nsalloc_free(huge);
+}
+
+/* ---- report: counted exactly, nothing touched ----------------------------- */
+static void test_report_counts_exactly(void) {
+  nsalloc_set_message_handler(capture, NULL);
+  CHECK_EQ(nsalloc_set_foreign_policy(NSALLOC_POLICY_REPORT, NULL), 0);
+  nsalloc_stats_t before = stats();
+  message_count = 0;
+
+  unsigned char *from_other = other_malloc(64);
+  memset(from_other, 0x5A, 64);
+  nsalloc_free(from_other);
+  CHECK(strstr(last_message, "free(") && strstr(last_message, "nsalloc[t_]") &&
+        strstr(last_message, "left alone"));
+  errno = 0;
+  CHECK(nsalloc_realloc(from_other, 128) == NULL && errno == EINVAL);
+  CHECK(strstr(last_message, "realloc refused"));
+  CHECK_EQ(nsalloc_usable_size(from_other), 0);
+  nsalloc_free_sized(from_other, 64);
+  bool intact = true;
+  for (int i = 0; i < 64; i++) intact &= from_other[i] == 0x5A;
+  CHECK(intact); /* the other copy's block was never written */
+  CHECK(other_usable_size(from_other) >= 64);
+  other_free(from_other);
+
+  char *block = nsalloc_malloc(64);
+  nsalloc_free(block + 16); /* interior: reported, ignored */
+  nsalloc_free(block);
+  nsalloc_free(block); /* double free: reported, ignored */
+
+  nsalloc_stats_t after = stats();
+  CHECK_EQ(after.foreign_pointers - before.foreign_pointers, 4);
+  CHECK_EQ(after.invalid_pointers - before.invalid_pointers, 2);
+  CHECK_EQ(after.forwarded - before.forwarded, 0);
+  CHECK_EQ(message_count, 6);
+  nsalloc_set_foreign_policy(NSALLOC_POLICY_ABORT, NULL);
+  nsalloc_set_message_handler(NULL, NULL);
+}
+
+/* ---- forward: foreign blocks reach the other allocator ----------------------- */
+static int forwarded_frees;
+
+static void forward_free(void *ctx, void *p) {
+  CHECK(ctx == &forwarded_frees);
+  forwarded_frees++;
+  other_free(p);
+}
+static void *forward_realloc(void *ctx, void *p, size_t size) {
+  CHECK(ctx == &forwarded_frees);
+  return other_realloc(p, size);
+}
+static size_t forward_usable_size(void *ctx, const void *p) {
+  CHECK(ctx == &forwarded_frees);
+  return other_usable_size(p);
+}
+
+static void test_forward_preserves_contents(void) {
+  nsalloc_forward_t forward = {&forwarded_frees, forward_free, forward_realloc,
+                               forward_usable_size};
+  CHECK_EQ(nsalloc_set_foreign_policy(NSALLOC_POLICY_FORWARD, &forward), 0);
+  nsalloc_stats_t before = stats();
+  unsigned long *keys = other_malloc(48);
+  keys[0] = 0xA1, keys[1] = 0xB2, keys[2] = 0xC3;
+  keys = nsalloc_realloc(keys, 96); /* the incident's call, in the wrong copy */
+  CHECK(keys && other_owns(keys) && !nsalloc_owns(keys));
+  CHECK(keys && keys[0] == 0xA1 && keys[1] == 0xB2 && keys[2] == 0xC3);
+  CHECK(nsalloc_usable_size(keys) >= 96);
+  nsalloc_free(keys);
+  CHECK_EQ(forwarded_frees, 1);
+  nsalloc_stats_t after = stats();
+  CHECK_EQ(after.forwarded - before.forwarded, 3);
+  /* invalid pointers into this copy are never forwarded */
+  char *block = nsalloc_malloc(64);
+  expect_abort("free", block + 16, "interior pointer");
+  nsalloc_free(block);
+  nsalloc_set_foreign_policy(NSALLOC_POLICY_ABORT, NULL);
+}
+
+/* The other direction: this copy's blocks are foreign to the other copy. */
+static void test_copies_do_not_own_each_other(void) {
+  void *mine = nsalloc_malloc(100), *theirs = other_malloc(100);
+  CHECK(nsalloc_owns(mine) && !nsalloc_owns(theirs));
+  CHECK(other_owns(theirs) && !other_owns(mine));
+  nsalloc_free(mine);
+  other_free(theirs);
+}
+
+int main(int argc, char **argv) {
+  static const test_case tests[] = {
+      TEST(test_abort_on_foreign_pointers),   TEST(test_abort_on_invalid_own_pointers),
+      TEST(test_report_counts_exactly),       TEST(test_forward_preserves_contents),
+      TEST(test_copies_do_not_own_each_other),
+  };
+  return test_main(argc, argv, tests, TEST_COUNT(tests));
+}
