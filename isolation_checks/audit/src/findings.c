@@ -84,15 +84,13 @@ static void finding_add_artifact(finding_t *finding, size_t index) {
 
 /* "a.so, b.so and c.so" from the listed artifacts. */
 static char *join_artifact_paths(const audit_set_t *set, const size_t *indexes, size_t count) {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *out = open_memstream(&text, &len);
-  if (!out) return xstrdup("?");
+  char *text = xstrdup("");
   for (size_t i = 0; i < count; i++) {
     const char *separator = i == 0 ? "" : i + 1 == count ? " and " : ", ";
-    fprintf(out, "%s%s", separator, set->artifacts[indexes[i]]->path);
+    char *longer = xasprintf("%s%s%s", text, separator, set->artifacts[indexes[i]]->path);
+    free(text);
+    text = longer;
   }
-  fclose(out);
   return text;
 }
 
