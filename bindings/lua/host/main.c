@@ -1,0 +1,63 @@
+/*
+ * main.c - nsalloc-lua: a Lua 5.4 interpreter whose state runs on its own
+ * nsalloc heap (or, with --alloc=system, on Lua's standard allocator, so that
+ * benchmarks compare allocators under the very same host).
+ */
+#include "options.h"
+#include "report.h"
+#include "run.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+
+/* Runs the command line on a state of the chosen allocator; returns the exit status. */
+static int run_on_system(int argc, char **argv, const host_options_t *options) {
+  lua_State *L = luaL_newstate();
+  if (!L) {
+    fputs("nsalloc-lua: cannot create the state: not enough memory\n", stderr);
+    return 1;
+  }
+  bool ok = host_run(L, argc, argv, options);
+  lua_close(L);
+  if (options->print_stats)
+    fputs("nsalloc-lua stats: --alloc=system has no per-state statistics\n", stderr);
+  return ok ? 0 : 1;
+}
+
+static int run_on_nsalloc(int argc, char **argv, const host_options_t *options) {
+  nsalloc_lua_options_t lua_options = {.memory_limit = options->limit};
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(&lua_options);
+  lua_State *L = ctx ? nsalloc_lua_context_newstate(ctx) : NULL;
+  if (!L) {
+    fputs("nsalloc-lua: cannot create the state: not enough memory\n", stderr);
+    nsalloc_lua_context_delete(ctx);
+    return 1;
+  }
+  bool ok = host_run(L, argc, argv, options);
+  nsalloc_lua_stats_t stats;
+  if (options->print_stats) {
+    nsalloc_lua_context_stats(ctx, &stats);
+    host_report_stats(stderr, "at exit", &stats);
+  }
+  lua_close(L);
+  if (options->print_stats) {
+    nsalloc_lua_context_stats(ctx, &stats);
+    fprintf(stderr, "  after lua_close: in use %zu bytes, heap blocks %zu bytes\n",
+            stats.in_use_bytes, stats.heap_bytes);
+  }
+  nsalloc_lua_context_delete(ctx);
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+  host_options_t options;
+  int status = host_parse_options(argc, argv, &options);
+  if (status != HOST_RUN) return status;
+  if (options.show_version) {
+    printf("nsalloc-lua %s (nsalloc copy %s), %s\n", nsalloc_version(), nsalloc_prefix(),
+           LUA_RELEASE);
+    return 0;
+  }
+  return options.system_alloc ? run_on_system(argc, argv, &options)
+                              : run_on_nsalloc(argc, argv, &options);
+}

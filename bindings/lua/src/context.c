@@ -1,0 +1,114 @@
+/*
+ * context.c - creating, inspecting and deleting per-state contexts, and the
+ * states that run on them.
+ */
+#include "context.h"
+
+#include <lauxlib.h>
+#include <string.h>
+
+static void apply_options(nsalloc_lua_context_t *ctx, const nsalloc_lua_options_t *options) {
+  ctx->limit = SIZE_MAX;
+  ctx->allocation_limit = UINT64_MAX;
+  if (!options) return;
+  if (options->memory_limit) ctx->limit = options->memory_limit;
+  if (options->allocation_limit) ctx->allocation_limit = options->allocation_limit;
+  ctx->on_limit = options->on_limit;
+  ctx->on_limit_arg = options->on_limit_arg;
+}
+
+nsalloc_lua_context_t *nsalloc_lua_context_new(const nsalloc_lua_options_t *options) {
+  nsalloc_lua_context_t *ctx = nsalloc_calloc(1, sizeof(*ctx));
+  if (!ctx) return NULL;
+  ctx->heap = nsalloc_heap_new();
+  if (!ctx->heap) {
+    nsalloc_free(ctx);
+    return NULL;
+  }
+  ctx->magic = CONTEXT_MAGIC;
+  ctx->abi = CONTEXT_ABI;
+  ctx->heap_stats = nsalloc_heap_stats;
+  ctx->copy_prefix = nsalloc_prefix();
+  apply_options(ctx, options);
+  return ctx;
+}
+
+void nsalloc_lua_context_delete(nsalloc_lua_context_t *ctx) {
+  if (!ctx) return;
+  if (ctx->heap) nsalloc_heap_destroy(ctx->heap);
+  ctx->magic = 0;
+  nsalloc_free(ctx);
+}
+
+lua_State *nsalloc_lua_context_newstate(nsalloc_lua_context_t *ctx) {
+  lua_State *L = lua_newstate(nsalloc_lua_alloc, ctx);
+  if (L && !state_prepare(L, ctx)) {
+    lua_close(L);
+    return NULL;
+  }
+  return L;
+}
+
+lua_State *nsalloc_lua_newstate(const nsalloc_lua_options_t *options) {
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(options);
+  if (!ctx) return NULL;
+  lua_State *L = nsalloc_lua_context_newstate(ctx);
+  if (L)
+    ctx->owned_by_state = true;
+  else
+    nsalloc_lua_context_delete(ctx);
+  return L;
+}
+
+void nsalloc_lua_context_stats(const nsalloc_lua_context_t *ctx, nsalloc_lua_stats_t *out) {
+  memset(out, 0, sizeof(*out));
+  out->in_use_bytes = ctx->in_use;
+  out->peak_bytes = ctx->peak;
+  out->limit_bytes = ctx->limit == SIZE_MAX ? 0 : ctx->limit;
+  out->allocations = ctx->allocations;
+  out->allocation_limit = ctx->allocation_limit == UINT64_MAX ? 0 : ctx->allocation_limit;
+  out->limit_hits = ctx->limit_hits;
+  out->copy = ctx->copy_prefix;
+  for (size_t type = 0; type < NSALLOC_LUA_TYPE_COUNT; type++) {
+    out->by_type[type].count = ctx->type_count[type];
+    out->by_type[type].bytes = ctx->type_bytes[type];
+  }
+  if (ctx->heap) { /* the heap belongs to the copy that made the context */
+    nsalloc_stats_t heap;
+    ctx->heap_stats(ctx->heap, &heap);
+    out->heap_bytes = heap.in_use_bytes;
+    out->heap_page_bytes = heap.page_bytes;
+  }
+}
+
+size_t nsalloc_lua_context_set_limit(nsalloc_lua_context_t *ctx, size_t bytes) {
+  size_t previous = ctx->limit == SIZE_MAX ? 0 : ctx->limit;
+  ctx->limit = bytes ? bytes : SIZE_MAX;
+  return previous;
+}
+
+uint64_t nsalloc_lua_context_set_alloc_limit(nsalloc_lua_context_t *ctx, uint64_t allocations) {
+  uint64_t previous = ctx->allocation_limit == UINT64_MAX ? 0 : ctx->allocation_limit;
+  ctx->allocation_limit = allocations ? allocations : UINT64_MAX;
+  return previous;
+}
+
+/* The registry names the context; it counts only while it is still the `ud`
+ * of the state's allocator (a host may have swapped allocators since). */
+nsalloc_lua_context_t *nsalloc_lua_context_of(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, CONTEXT_REGISTRY_KEY);
+  nsalloc_lua_context_t *ctx = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  void *ud = NULL;
+  lua_getallocf(L, &ud);
+  return ctx && ctx == ud && context_is_valid(ctx) ? ctx : NULL;
+}
+
+const char *nsalloc_lua_type_name(nsalloc_lua_type_t type) {
+  static const char *const names[NSALLOC_LUA_TYPE_COUNT] = {
+      [NSALLOC_LUA_TYPE_STRING] = "string",     [NSALLOC_LUA_TYPE_TABLE] = "table",
+      [NSALLOC_LUA_TYPE_FUNCTION] = "function", [NSALLOC_LUA_TYPE_USERDATA] = "userdata",
+      [NSALLOC_LUA_TYPE_THREAD] = "thread",     [NSALLOC_LUA_TYPE_OTHER] = "other",
+  };
+  return (unsigned)type < NSALLOC_LUA_TYPE_COUNT ? names[type] : "?";
+}

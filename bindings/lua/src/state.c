@@ -1,0 +1,76 @@
+/*
+ * state.c - what a fresh state gets besides its allocator: the handlers
+ * luaL_newstate would install (a panic message, warnings that are off until
+ * "@on") and the registry entry naming its context.
+ */
+#include "context.h"
+
+#include <lauxlib.h>
+#include <stdio.h>
+#include <string.h>
+
+static int on_panic(lua_State *L) {
+  const char *message = lua_tostring(L, -1);
+  fprintf(stderr, "PANIC: unprotected error in call to Lua API (%s)\n",
+          message ? message : "error object is not a string");
+  fflush(stderr);
+  return 0; /* Lua aborts */
+}
+
+/* Warnings: control messages start with '@'; a message may come in pieces
+ * (to_continue set on all but the last). The state keeps the on/off switch
+ * and whether a message is half printed in the handler's ud. */
+enum warn_state { WARN_OFF = 0, WARN_ON, WARN_CONTINUING };
+
+static void on_warning(void *ud, const char *piece, int to_continue) {
+  enum warn_state *state = ud;
+  if (*state != WARN_CONTINUING && piece[0] == '@') {
+    if (strcmp(piece, "@on") == 0)
+      *state = WARN_ON;
+    else if (strcmp(piece, "@off") == 0)
+      *state = WARN_OFF;
+    return;
+  }
+  if (*state == WARN_OFF) return;
+  if (*state == WARN_ON) fputs("Lua warning: ", stderr);
+  fputs(piece, stderr);
+  if (to_continue) {
+    *state = WARN_CONTINUING;
+  } else {
+    fputc('\n', stderr);
+    *state = WARN_ON;
+  }
+}
+
+static int install_warnings(lua_State *L) {
+  enum warn_state *warnings = lua_newuserdatauv(L, sizeof(*warnings), 0);
+  *warnings = WARN_OFF;
+  lua_setfield(L, LUA_REGISTRYINDEX, "nsalloc.lua.warnings"); /* keeps it alive */
+  lua_setwarnf(L, on_warning, warnings);
+  return 0;
+}
+
+static int register_context(lua_State *L) {
+  if (nsalloc_lua_context_of(L)) return luaL_error(L, "the state already runs on nsalloc");
+  lua_pushvalue(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, CONTEXT_REGISTRY_KEY);
+  return 0;
+}
+
+/* Run fn(arg) in protected mode (lookups and new keys may run out of memory). */
+static bool run_protected(lua_State *L, lua_CFunction fn, void *arg) {
+  lua_pushcfunction(L, fn);
+  lua_pushlightuserdata(L, arg);
+  bool ok = lua_pcall(L, 1, 0, 0) == LUA_OK;
+  if (!ok) lua_pop(L, 1);
+  return ok;
+}
+
+bool state_register(lua_State *L, nsalloc_lua_context_t *ctx) {
+  return run_protected(L, register_context, ctx);
+}
+
+bool state_prepare(lua_State *L, nsalloc_lua_context_t *ctx) {
+  lua_atpanic(L, on_panic);
+  return run_protected(L, install_warnings, NULL) && state_register(L, ctx);
+}
