@@ -18,7 +18,8 @@ endif()
 # that compiles the core, private copies and the libraries alike).
 function(nsalloc_tls_flags out_options out_name model)
   if(model STREQUAL "")
-    if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+    # TLSDESC needs GCC on x86-64 (clang before 19 has no -mtls-dialect=gnu2).
+    if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND CMAKE_C_COMPILER_ID STREQUAL "GNU")
       set(model gnu2)
     else()
       set(model global-dynamic)

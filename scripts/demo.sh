@@ -9,3 +9,5 @@ scene() { printf '\n==== %s ====\n' "$1"; }
 scene "Private copies in one process, a foreign pointer caught, stats"
 "$build/tests/demo/nsalloc-demo" $(cat "$build/tests/demo/modules.txt")
 # scenes
+scene "nsalloc-audit: bundled allocators in the demo's artifacts and one unsafe fixture"
+sh "$root/isolation_checks/audit/demo.sh" "$build"
