@@ -26,7 +26,8 @@ static inline nsalloc_lua_type_t type_of(size_t code) {
   return code < LUA_NUMTYPES ? type_of_code[code] : NSALLOC_LUA_TYPE_OTHER;
 }
 
-/* lua_close frees the main block last: everything else is gone by then, so
+/* lua_newstate's first block (type "thread": the main thread and the global
+ * state) is the one lua_close frees last: everything else is gone by then, so
  * the heap goes wholesale. */
 static void context_close(nsalloc_lua_context_t *ctx) {
   nsalloc_heap_destroy(ctx->heap);
@@ -57,7 +58,7 @@ static inline void *serve(nsalloc_lua_context_t *ctx, void *ptr, size_t osize, s
   if (!ptr) {
     void *p = nsalloc_heap_malloc(ctx->heap, nsize);
     if (unlikely(!p)) return NULL;
-    if (unlikely(!ctx->main_block)) ctx->main_block = p;
+    if (unlikely(!ctx->main_block) && osize == LUA_TTHREAD) ctx->main_block = p;
     nsalloc_lua_type_t type = type_of(osize);
     ctx->type_count[type]++;
     ctx->type_bytes[type] += nsize;

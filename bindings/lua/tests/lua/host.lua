@@ -1,0 +1,80 @@
+-- host.lua HOST: nsalloc-lua's command line, run as a user would.
+local host = ...
+assert(host, "usage: host.lua HOST")
+local tmp = os.tmpname()
+local failures = 0
+
+-- Runs `host ARGS` through the shell; returns exit code, stdout, stderr.
+local function run(args, stdin)
+  local command = host .. " " .. args .. " >" .. tmp .. ".out 2>" .. tmp .. ".err"
+  if stdin then command = "printf '%s' '" .. stdin .. "' | " .. command end
+  local _, how, code = os.execute(command)
+  local function slurp(path)
+    local f = assert(io.open(path, "rb"))
+    local text = f:read("a")
+    f:close()
+    return text
+  end
+  return how == "exit" and code or 128 + code, slurp(tmp .. ".out"), slurp(tmp .. ".err")
+end
+
+local function expect(name, args, want, stdin)
+  local code, out, err = run(args, stdin)
+  local problems = {}
+  if want.code and code ~= want.code then problems[#problems + 1] = "exit " .. code end
+  if want.out and out ~= want.out then problems[#problems + 1] = "stdout " .. string.format("%q", out) end
+  for _, pattern in ipairs(want.err or {}) do
+    if not err:find(pattern, 1, true) then problems[#problems + 1] = "stderr lacks " .. pattern end
+  end
+  if #problems > 0 then
+    failures = failures + 1
+    io.stderr:write("FAIL ", name, ": ", table.concat(problems, "; "), "\nstderr: ", err, "\n")
+  else
+    print("PASS " .. name)
+  end
+end
+
+local script = tmp .. ".lua"
+local f = assert(io.open(script, "w"))
+f:write("print(select('#', ...), ..., arg[0] == '" .. script .. "', arg[1], arg[-1], arg[-2] ~= nil)\n")
+f:close()
+
+expect("-e", "-e 'print(1 + 1)'", {code = 0, out = "2\n"})
+expect("-eCHUNK, in order", "-e'x = 5' -e 'print(x * 2)'", {code = 0, out = "10\n"})
+expect("script and args", "--stats " .. script .. " a b",
+       {code = 0, out = "2\ta\ttrue\ta\t--stats\ttrue\n"})
+expect("- is stdin", "- a b", {code = 0, out = "stdin\ta\tb\n"}, "print(\"stdin\", ...)")
+expect("no script: stdin", "", {code = 0, out = "read\n"}, "print(\"read\")")
+expect("-- ends options", "-- " .. script .. " -x", {code = 0, out = "1\t-x\ttrue\t-x\t--\ttrue\n"})
+expect("error: traceback, exit 1", "-e 'local function inner() error(\"boom\") end inner()'",
+       {code = 1, out = "", err = {"nsalloc-lua: (command line):1: boom", "stack traceback:", "inner"}})
+expect("error object", "-e 'error({})'", {code = 1, err = {"(error object is a table value)"}})
+expect("error object with __tostring",
+       "-e 'error(setmetatable({}, {__tostring = function() return \"described\" end}))'",
+       {code = 1, err = {"described"}})
+expect("syntax error", "-e 'x ='", {code = 1, err = {"nsalloc-lua: (command line):1: unexpected symbol"}})
+expect("missing script", "/nonexistent/script.lua", {code = 1, err = {"cannot open /nonexistent/script.lua"}})
+expect("os.exit", "-e 'os.exit(3)'", {code = 3})
+expect("--limit", "--limit=1M -e 'print(pcall(string.rep, \"x\", 2 << 20))'",
+       {code = 0, out = "false\tnot enough memory\n"})
+expect("--limit keeps working", "--limit=1M -e 'pcall(string.rep, \"x\", 2 << 20) print(#(\"z\"):rep(1000))'",
+       {code = 0, out = "1000\n"})
+expect("--stats", "--limit=2M --stats -e 'pcall(string.rep, \"x\", 4 << 20)'",
+       {code = 0, err = {"copy nslua_", "peak", "limit       2097152 bytes", "limit hits  1",
+                         "string", "after lua_close: in use 0 bytes, heap blocks 0 bytes"}})
+expect("--alloc=system", "--alloc=system -e 'print(#(\"a\"):rep(10))'", {code = 0, out = "10\n"})
+expect("--alloc=system refuses --limit", "--alloc=system --limit=1M -e ''",
+       {code = 1, err = {"--limit needs"}})
+expect("bad limit", "--limit=12Q -e ''", {code = 1, err = {"bad byte count"}})
+expect("unknown option", "--frobnicate", {code = 1, err = {"unknown option", "usage:"}})
+expect("-e without chunk", "-e", {code = 1, err = {"missing chunk"}})
+expect("--version", "-v", {code = 0, out = nil, err = {}})
+expect("warnings: off by default", "-e 'warn(\"hidden\")'", {code = 0, out = ""})
+expect("warnings: -W", "-W -e 'warn(\"shown\", \" in pieces\")'", {code = 0, err = {"Lua warning: shown in pieces"}})
+
+os.remove(tmp)
+os.remove(tmp .. ".out")
+os.remove(tmp .. ".err")
+os.remove(script)
+print(string.format("host: %s", failures == 0 and "all passed" or failures .. " failed"))
+if failures > 0 then os.exit(1) end

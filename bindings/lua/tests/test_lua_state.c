@@ -1,0 +1,189 @@
+/*
+ * test_lua_state.c - Lua states on nsalloc contexts: the memory limit as a
+ * Lua program sees it (a catchable error, the state goes on, the limit can be
+ * raised), lua_close releasing everything, the registry link to the context
+ * and the per-type statistics.
+ */
+#include "nsalloc_lua.h"
+#include "test_util.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Runs `code`; returns its first result as a string, or the error message,
+ * copied into `out`. Returns the pcall status. */
+static int run(lua_State *L, const char *code, char *out, size_t capacity) {
+  int status = luaL_loadstring(L, code);
+  if (status == LUA_OK) status = lua_pcall(L, 0, 1, 0);
+  const char *text = lua_tostring(L, -1);
+  snprintf(out, capacity, "%s", text ? text : "(nil)");
+  lua_pop(L, 1);
+  return status;
+}
+
+static nsalloc_lua_stats_t stats_of(const nsalloc_lua_context_t *ctx) {
+  nsalloc_lua_stats_t stats;
+  nsalloc_lua_context_stats(ctx, &stats);
+  return stats;
+}
+
+static size_t copy_blocks(void) {
+  nsalloc_stats_t stats;
+  nsalloc_stats(&stats);
+  return stats.in_use_blocks;
+}
+
+static const char grow_until_refused[] =
+    "local t = {}\n"
+    "local ok, err = pcall(function() for i = 1, 1e7 do t[i] = ('x'):rep(100) .. i end end)\n"
+    "local n = #t\n"
+    "t = nil\n"
+    "collectgarbage()\n"
+    "return tostring(ok) .. ' ' .. tostring(err) .. ' ' .. n";
+
+static void test_limit_error_is_catchable_and_state_goes_on(void) {
+  size_t blocks_before = copy_blocks();
+  nsalloc_lua_options_t options = {.memory_limit = 2 << 20};
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(&options);
+  lua_State *L = nsalloc_lua_context_newstate(ctx);
+  CHECK(L != NULL);
+  luaL_openlibs(L);
+  char out[256];
+  CHECK_EQ(run(L, grow_until_refused, out, sizeof out), LUA_OK);
+  CHECK(strncmp(out, "false not enough memory ", 24) == 0);
+  long filled = strtol(out + 24, NULL, 10);
+  CHECK(filled > 1000 && filled < 30000);
+  nsalloc_lua_stats_t stats = stats_of(ctx);
+  CHECK(stats.limit_hits >= 2); /* Lua retried after its emergency collection */
+  CHECK(stats.peak_bytes <= (size_t)2 << 20);
+  CHECK(stats.in_use_bytes < (size_t)1 << 20); /* the garbage is gone */
+
+  /* The state goes on working, and a larger limit lets it hold more. */
+  CHECK_EQ(run(L, "return ('ok'):rep(3)", out, sizeof out), LUA_OK);
+  CHECK(strcmp(out, "okokok") == 0);
+  CHECK_EQ(nsalloc_lua_context_set_limit(ctx, 8 << 20), 2 << 20);
+  CHECK_EQ(run(L, grow_until_refused, out, sizeof out), LUA_OK);
+  CHECK(strncmp(out, "false not enough memory ", 24) == 0);
+  CHECK(strtol(out + 24, NULL, 10) > 3 * filled);
+  nsalloc_lua_context_set_limit(ctx, 0);
+  CHECK_EQ(run(L, "return #(('y'):rep(16 * 1024 * 1024))", out, sizeof out), LUA_OK);
+  CHECK(strcmp(out, "16777216") == 0);
+
+  lua_close(L);
+  stats = stats_of(ctx);
+  CHECK_EQ(stats.in_use_bytes, 0);
+  CHECK_EQ(stats.heap_bytes, 0);
+  CHECK_EQ(stats.heap_page_bytes, 0);
+  nsalloc_lua_context_delete(ctx);
+  CHECK_EQ(copy_blocks(), blocks_before); /* the context and every heap block are gone */
+}
+
+/* The emergency collection frees garbage, then the retried request fits.
+ * (Lua's core allocations get that retry; luaL_Buffer, behind string.rep and
+ * table.concat, calls the allocator directly and fails at once.) */
+static void test_emergency_collection_makes_room(void) {
+  nsalloc_lua_options_t options = {.memory_limit = 3 << 20};
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(&options);
+  lua_State *L = nsalloc_lua_context_newstate(ctx);
+  luaL_openlibs(L);
+  char out[128];
+  CHECK_EQ(run(L,
+               "collectgarbage('stop')\n"
+               "for i = 1, 8 do local garbage = ('g'):rep(100000) .. i end\n"
+               "local array = {}\n"
+               "for i = 1, 1 << 17 do array[i] = i end\n" /* a 2 MiB array part */
+               "return #array",
+               out, sizeof out),
+           LUA_OK);
+  CHECK(strcmp(out, "131072") == 0);
+  CHECK(stats_of(ctx).limit_hits >= 1);
+  lua_close(L);
+  nsalloc_lua_context_delete(ctx);
+}
+
+/* A limit too small for the state itself: no state, nothing left behind. */
+static void test_newstate_below_its_own_size(void) {
+  size_t blocks_before = copy_blocks();
+  for (size_t limit = 64; limit <= 16384; limit *= 2) {
+    nsalloc_lua_options_t options = {.memory_limit = limit};
+    lua_State *L = nsalloc_lua_newstate(&options);
+    if (L) {
+      CHECK(limit >= 1024);
+      lua_close(L);
+    }
+  }
+  CHECK_EQ(copy_blocks(), blocks_before);
+}
+
+static void test_context_of(void) {
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(NULL);
+  lua_State *L = nsalloc_lua_context_newstate(ctx);
+  CHECK(nsalloc_lua_context_of(L) == ctx);
+  void *ud;
+  lua_Alloc f = lua_getallocf(L, &ud);
+  lua_setallocf(L, f, NULL); /* a host swapped the ud: no longer the context's */
+  CHECK(nsalloc_lua_context_of(L) == NULL);
+  lua_setallocf(L, f, ud);
+  lua_close(L);
+  nsalloc_lua_context_delete(ctx);
+
+  lua_State *plain = luaL_newstate();
+  CHECK(nsalloc_lua_context_of(plain) == NULL);
+  lua_close(plain);
+
+  L = nsalloc_lua_newstate(NULL); /* owned: lua_close frees the context */
+  CHECK(nsalloc_lua_context_of(L) != NULL);
+  lua_close(L);
+}
+
+static void test_stats_by_type(void) {
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(NULL);
+  lua_State *L = nsalloc_lua_context_newstate(ctx);
+  luaL_openlibs(L);
+  nsalloc_lua_stats_t before = stats_of(ctx);
+  char out[64];
+  CHECK_EQ(run(L,
+               "local keep = {}\n"
+               "for i = 1, 1000 do\n"
+               "  keep[#keep + 1] = {i}\n"
+               "  keep[#keep + 1] = 'string number ' .. i\n"
+               "  keep[#keep + 1] = function() return i end\n"
+               "  keep[#keep + 1] = coroutine.create(print)\n"
+               "end\n"
+               "return #keep",
+               out, sizeof out),
+           LUA_OK);
+  for (int i = 0; i < 1000; i++)
+    lua_newuserdatauv(L, 24, 0);
+  lua_settop(L, 0);
+  nsalloc_lua_stats_t after = stats_of(ctx);
+  static const nsalloc_lua_type_t types[] = {NSALLOC_LUA_TYPE_TABLE, NSALLOC_LUA_TYPE_STRING,
+                                             NSALLOC_LUA_TYPE_FUNCTION, NSALLOC_LUA_TYPE_THREAD,
+                                             NSALLOC_LUA_TYPE_USERDATA};
+  for (size_t i = 0; i < TEST_COUNT(types); i++) {
+    uint64_t made = after.by_type[types[i]].count - before.by_type[types[i]].count;
+    CHECK(made >= 1000 && made < 2100); /* the strings of the numbers come too */
+  }
+  CHECK(after.by_type[NSALLOC_LUA_TYPE_USERDATA].bytes -
+            before.by_type[NSALLOC_LUA_TYPE_USERDATA].bytes >=
+        1000 * 24);
+  uint64_t counted = 0;
+  for (int type = 0; type < NSALLOC_LUA_TYPE_COUNT; type++)
+    counted += after.by_type[type].count;
+  CHECK_EQ(counted, after.allocations);
+  lua_close(L);
+  nsalloc_lua_context_delete(ctx);
+}
+
+int main(int argc, char **argv) {
+  static const test_case tests[] = {
+      TEST(test_limit_error_is_catchable_and_state_goes_on),
+      TEST(test_emergency_collection_makes_room),
+      TEST(test_newstate_below_its_own_size),
+      TEST(test_context_of),
+      TEST(test_stats_by_type),
+  };
+  return test_main(argc, argv, tests, TEST_COUNT(tests));
+}
