@@ -3,10 +3,10 @@
  *
  * libuv has one process-wide allocator table (uv_replace_allocator) without a
  * context pointer; it must be installed before any other libuv call (or after
- * every libuv resource is freed), and it is called from the thread pool.
- * libuv also frees, through the same table, some blocks that the C library
- * allocated (scandir entries on Unix), so installing sets this copy's
- * foreign-pointer policy to forward such blocks to the C library.
+ * every libuv resource is freed), and it is called from the thread pool, so
+ * the thread-safe default-heap API is what it gets. Buffers the C library
+ * allocates for libuv (scandir entries, realpath results) are freed by libuv
+ * with the C library's own free(), so nothing foreign reaches this copy.
  *
  * Include after <uv.h>, in code compiled with the copy's prefix.
  */
@@ -15,26 +15,11 @@
 
 #include "nsalloc.h"
 
-#include <stdlib.h>
 #include <uv.h>
 
-static void nsalloc_uv_libc_free_(void *ctx, void *p) {
-  (void)ctx;
-  free(p);
-}
-
-static void *nsalloc_uv_libc_realloc_(void *ctx, void *p, size_t size) {
-  (void)ctx;
-  return realloc(p, size);
-}
-
-/* Returns 0, or libuv's error code (UV_EINVAL when libuv is already in use). */
+/* Returns 0, or libuv's error code. */
 static inline int nsalloc_uv_install(void) {
-  static const nsalloc_forward_t libc = {NULL, nsalloc_uv_libc_free_, nsalloc_uv_libc_realloc_,
-                                         NULL};
-  int rc = uv_replace_allocator(nsalloc_malloc, nsalloc_realloc, nsalloc_calloc, nsalloc_free);
-  if (rc == 0) nsalloc_set_foreign_policy(NSALLOC_POLICY_FORWARD, &libc);
-  return rc;
+  return uv_replace_allocator(nsalloc_malloc, nsalloc_realloc, nsalloc_calloc, nsalloc_free);
 }
 
 #endif /* NSALLOC_UV_H */
