@@ -12,7 +12,7 @@ static inline void *heap_alloc(heap_t *heap, size_t size) {
     block_t *block = page->free;
     if (likely(block != NULL)) {
       page->free = block->next;
-      page_used_add(page, 1);
+      page->used++;
       block->tag = 0;
       return block;
     }

@@ -16,9 +16,7 @@ static inline void free_local(segment_t *seg, page_t *page, block_t *block) {
   block->tag = (uintptr_t)page;
   block->next = page->local_free;
   page->local_free = block;
-  uint32_t used = relaxed_load(&page->used) - 1;
-  relaxed_store(&page->used, used);
-  if (unlikely(used == 0)) page_retire_if_unused(relaxed_load(&seg->heap), page);
+  if (unlikely(--page->used == 0)) page_retire_if_unused(relaxed_load(&seg->heap), page);
 }
 
 /* Push onto the page's thread_free list; notify the owner when the page is

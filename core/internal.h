@@ -92,7 +92,8 @@ struct page_s {
   _Atomic(uintptr_t) owner; /* thread id whose free() may use local_free; 0: none */
   uint8_t *start;       /* first block */
   uint64_t div_magic;   /* (2^64-1)/block_size + 1: d | x  <=>  x*magic < magic */
-  _Atomic(uint32_t) used; /* blocks allocated and not yet freed-and-collected */
+  uint32_t used;        /* blocks allocated and not yet freed-and-collected (owner only;
+                         * the statistics walk reads it racily, see stats.c) */
   uint32_t capacity;    /* blocks carved so far */
   uint32_t reserved;    /* blocks that fit in the page */
   uint8_t in_full;      /* off its bin queue (large pages always are) */
@@ -169,10 +170,6 @@ static inline uint8_t *slice_address(segment_t *seg, size_t index) {
 }
 static inline uint64_t slice_mask(size_t index, size_t count) {
   return (count >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << count) - 1)) << index;
-}
-/* Owner-only update of page->used; readers elsewhere (stats) use relaxed loads. */
-static inline void page_used_add(page_t *page, int32_t delta) {
-  relaxed_store(&page->used, relaxed_load(&page->used) + (uint32_t)delta);
 }
 /* Is `p` a block start of `page`? (x < 2^32 for every binned or large page.) */
 static inline bool page_is_block_start(const page_t *page, const void *p) {

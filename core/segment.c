@@ -285,7 +285,7 @@ static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
   page->slice_index = 1;
   page->start = (uint8_t *)seg + offset;
   page->capacity = page->reserved = 1;
-  relaxed_store(&page->used, 1);
+  page->used = 1;
   relaxed_store(&page->block_size, usable);
   relaxed_store(&page->slice_count, SLICE_COUNT - 1);
   relaxed_store(&page->kind, PAGE_HUGE);
