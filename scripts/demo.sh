@@ -10,7 +10,7 @@ scene "Private copies in one process, a foreign pointer caught, stats"
 "$build/tests/demo/nsalloc-demo" $(cat "$build/tests/demo/modules.txt")
 # scenes
 scene "Isolation: every artifact kind's exports, TLS model and verdict"
-"$build/isolation_checks/shape/isolation-summary.sh"
+"$build/isolation_checks/isolation-summary.sh"
 scene "Lua: a state on its own nsalloc heap hits its memory limit and recovers"
 LUA_CPATH="$build/bindings/lua/modules/?.so" "$build/bindings/lua/nsalloc-lua" --limit=4M --stats \
   "$root/bindings/lua/demo.lua"
