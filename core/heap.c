@@ -203,7 +203,7 @@ static page_t *heap_find_page(heap_t *heap, size_t bin) {
 /* A single-block page spanning whole slices, aligned to `alignment`. Large
  * pages never sit on a queue: they are born in_full. */
 static page_t *heap_large_page(heap_t *heap, size_t size, size_t alignment) {
-  size_t slices = align_up(size, SLICE_SIZE) >> SLICE_SHIFT;
+  size_t slices = size ? align_up(size, SLICE_SIZE) >> SLICE_SHIFT : 1;
   size_t align_slices = alignment > SLICE_SIZE ? alignment >> SLICE_SHIFT : 1;
   page_t *page = segment_page_alloc(heap, slices, align_slices);
   if (!page) return NULL;
@@ -226,7 +226,7 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
   size_t bin = BIN_COUNT;
   if (alignment <= MIN_ALIGN) {
     if (size <= MEDIUM_MAX) bin = bin_of(size);
-  } else if (size <= MEDIUM_MAX && alignment <= MEDIUM_MAX) {
+  } else if (size <= MEDIUM_MAX && alignment <= SLICE_SIZE) { /* pages start on slices */
     bin = bin_for_alignment(size, alignment);
   }
   page_t *page;

@@ -6,7 +6,7 @@
  * the only names a build defines are the prefixed public API. That is what lets
  * any number of copies live in one process.
  *
- * Memory layout
+ * Memory layout (sizes for the default NSALLOC_SEGMENT_SHIFT of 22)
  *   segment  SEGMENT_SIZE (4 MiB) aligned region from the OS, split into 64
  *            slices of 64 KiB. Slice 0 holds the segment header (this struct
  *            and the page descriptors); slices 1..63 hold pages.
@@ -36,10 +36,19 @@
 #define noinline    __attribute__((noinline))
 
 /* ---- geometry ----------------------------------------------------------- */
-#define SEGMENT_SHIFT 22
+/* NSALLOC_SEGMENT_SHIFT (21..23, default 22: 4 MiB segments) is the one
+ * layout knob; slices are always 1/64 of a segment. Copies built with
+ * different shifts coexist (each has its own map and layout). */
+#ifndef NSALLOC_SEGMENT_SHIFT
+#define NSALLOC_SEGMENT_SHIFT 22
+#endif
+#if NSALLOC_SEGMENT_SHIFT < 21 || NSALLOC_SEGMENT_SHIFT > 23
+#error "NSALLOC_SEGMENT_SHIFT must be 21, 22 or 23"
+#endif
+#define SEGMENT_SHIFT NSALLOC_SEGMENT_SHIFT
 #define SEGMENT_SIZE  ((size_t)1 << SEGMENT_SHIFT)
 #define SEGMENT_MASK  (SEGMENT_SIZE - 1)
-#define SLICE_SHIFT   16
+#define SLICE_SHIFT   (SEGMENT_SHIFT - 6)
 #define SLICE_SIZE    ((size_t)1 << SLICE_SHIFT)
 #define SLICE_COUNT   (SEGMENT_SIZE / SLICE_SIZE) /* 64: one bit each in a uint64_t */
 #define SLICES_ALL    (~(uint64_t)1)              /* slices 1..63: every page slice */
@@ -50,7 +59,7 @@
 #define SMALL_PAGE_MAX  (8 * 1024)              /* bins up to this use 1-slice pages */
 #define MEDIUM_SLICES   8                       /* slices of a page for larger bins */
 #define MEDIUM_MAX      (64 * 1024)             /* largest binned block size */
-#define LARGE_MAX       ((size_t)2 << 20)       /* largest object in a shared segment */
+#define LARGE_MAX       (SEGMENT_SIZE / 2)      /* largest object in a shared segment */
 #define BIN_COUNT       80                      /* bins 0..79 cover 16 B .. 64 KiB */
 #define OS_PAGE         4096
 

@@ -124,7 +124,7 @@ static void test_realloc_edges(void) {
 
 /* Every power-of-two alignment from 1 byte to 16 MiB, small and large sizes. */
 static void test_alignments(void) {
-  static const size_t sizes[] = {1, 24, 100, 4096, 70000, (size_t)3 << 20};
+  static const size_t sizes[] = {0, 1, 24, 100, 4096, 70000, (size_t)3 << 20};
   for (size_t alignment = 1; alignment <= ((size_t)16 << 20); alignment *= 2) {
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
       void *p = nsalloc_aligned_alloc(alignment, sizes[i]);
