@@ -273,7 +273,7 @@ static void segment_drop(segment_t *seg) {
 static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
   size_t offset = alignment > SLICE_SIZE ? alignment : SLICE_SIZE;
   if (size > PTRDIFF_MAX - offset - SEGMENT_SIZE) return NULL;
-  size_t usable = align_up(size, OS_PAGE), total = offset + usable;
+  size_t usable = align_up(size ? size : 1, OS_PAGE), total = offset + usable;
   segment_t *seg =
       segment_obtain(total, alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
   if (!seg) return NULL;
