@@ -28,11 +28,14 @@ static void segment_init_header(segment_t *seg, size_t size, enum segment_kind k
   seg->decommitted = fresh && !copy.os_source.alloc ? SLICES_ALL : 0;
 }
 
-/* A cached segment of a fitting size and alignment, or NULL. Lock held. */
-static segment_t *segment_cache_take(size_t size, size_t alignment) {
+/* A cached segment of the same kind, a fitting size and alignment, or NULL.
+ * A normal segment must be exactly SEGMENT_SIZE: its header describes just
+ * that much. Lock held. */
+static segment_t *segment_cache_take(size_t size, size_t alignment, enum segment_kind kind) {
   for (segment_t **link = &copy.cache; *link; link = &(*link)->list_next) {
     segment_t *seg = *link;
-    bool fits = seg->size >= size && seg->size <= 2 * size;
+    bool fits = seg->kind == kind && seg->size >= size &&
+                (kind == SEGMENT_HUGE ? seg->size <= 2 * size : seg->size == size);
     if (fits && ((uintptr_t)seg & (alignment - 1)) == 0) {
       *link = seg->list_next;
       copy.cache_count--;
@@ -46,7 +49,7 @@ static segment_t *segment_cache_take(size_t size, size_t alignment) {
  * registered with the copy; from the cache when possible. */
 static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kind kind) {
   pthread_mutex_lock(&copy.lock);
-  segment_t *seg = segment_cache_take(size, alignment);
+  segment_t *seg = segment_cache_take(size, alignment, kind);
   if (seg) { /* re-initialise under the lock: the statistics walk reads headers */
     segment_t *next = seg->copy_next, *prev = seg->copy_prev;
     uint64_t decommitted = seg->decommitted;
