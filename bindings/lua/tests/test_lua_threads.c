@@ -35,9 +35,9 @@ static const char workload[] =
     "return length + sum + (big and 1 or 0)";
 
 #define STATE_LIMIT (3 << 20)
-#define THREADS     6
+#define THREADS     4
 #define STATES_EACH 3
-#define ROUNDS      3
+#define ROUNDS      2
 
 static lua_State *new_state(nsalloc_lua_context_t *ctx) {
   lua_State *L = ctx ? nsalloc_lua_context_newstate(ctx)

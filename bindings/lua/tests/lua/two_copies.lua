@@ -23,10 +23,12 @@ end
 
 local live = {}
 local sizes = {48, 96, 16, 24, 100, 1000, 4096, 70000}
-for round = 1, 4000 do
+for round = 1, 20000 do
   local module = modules[random(#modules)]
   local action = random(6)
-  if action <= 2 or #live < 8 then
+  if #live > 300 or (action == 5 and #live > 8) then
+    table.remove(live, random(#live)) -- freed by __gc, in its own copy
+  elseif action <= 2 or #live < 8 then
     local seed = round
     local buffer = module.m.new(48, seed)
     live[#live + 1] = {module = module, buffer = buffer, seed = seed}
@@ -43,12 +45,13 @@ for round = 1, 4000 do
     local moved = {module = target, buffer = copy, seed = entry.seed}
     verify(moved, "copied from " .. entry.module.name)
     live[#live + 1] = moved
-  elseif action == 5 then
-    table.remove(live, random(#live)) -- freed by __gc, in its own copy
   else
-    for _, entry in ipairs(live) do verify(entry, "sweep") end
+    verify(live[random(#live)], "spot check")
   end
-  if round % 500 == 0 then collectgarbage() end
+  if round % 250 == 0 then
+    for _, entry in ipairs(live) do verify(entry, "sweep") end
+    collectgarbage()
+  end
 end
 for _, entry in ipairs(live) do verify(entry, "final") end
 
