@@ -23,7 +23,7 @@ demo: build
 	scripts/demo.sh $(BUILD)
 
 bench: build
-	cmake --build $(BUILD) --target bench
+	cmake -S . -B $(BUILD)-bench -DCMAKE_BUILD_TYPE=Release && cmake --build $(BUILD)-bench -j $(JOBS) --target bench
 
 check-format:
 	scripts/check-format.sh
