@@ -43,7 +43,7 @@ PER_OP = [
     ("huge", 400, 8, 1),
     ("batch-lifo", 400000, 2000, 1),
     ("batch-fifo", 400000, 2000, 1),
-    ("realloc-chain", 100000, 500, 1),
+    ("realloc-chain", 40000, 500, 1),
     ("calloc", 200000, 1000, 1),
     ("aligned", 200000, 1000, 1),
     ("usable-size", 1000000, 5000, 1),
@@ -241,18 +241,17 @@ def callgrind_total(path):
 
 
 def callgrind_functions(path, top=8):
-    """Per-function self cost (Ir) from callgrind_annotate, largest first."""
-    proc = run(["callgrind_annotate", "--inclusive=no", "--threshold=100", path])
-    rows = []
+    """Per-function self cost (Ir) from callgrind_annotate, largest first. The
+    same function inlined from several source files is summed into one row."""
+    proc = run(["callgrind_annotate", "--inclusive=no", "--auto=no", "--threshold=100", path])
+    totals = {}
     for line in proc.stdout.decode(errors="replace").splitlines():
-        m = re.match(r"^\s*([\d,]+)\s+(?:\(\s*[\d.]+%\)\s+)?(\S.*)$", line)
-        if not m or "PROGRAM TOTALS" in line or ":" not in m.group(2):
+        m = re.match(r"^\s*([\d,]+)\s+(?:\(\s*[\d.]+%\)\s+)?(\S+:\S.*)$", line)
+        if not m or "PROGRAM TOTALS" in line:
             continue
-        name = re.sub(r"\s*\[.*\]$", "", m.group(2))
-        name = name.split(":", 1)[1] if name.startswith("???:") or "/" in name.split(":")[0] \
-            else name
-        rows.append((int(m.group(1).replace(",", "")), name))
-    return rows[:top]
+        name = re.sub(r"\s*\[.*\]$", "", m.group(2)).split(":", 1)[1]
+        totals[name] = totals.get(name, 0) + int(m.group(1).replace(",", ""))
+    return sorted(((ir, name) for name, ir in totals.items()), reverse=True)[:top]
 
 
 # --------------------------------------------------------------- statistics --
@@ -890,6 +889,38 @@ def chart_data(m, perop_ratios, prog_ratios):
 
 
 # --------------------------------------------------------------------- main --
+def run_only(r, m, sections, pairs):
+    """Quick re-measurement of chosen sections: tables on stdout, no report."""
+    karms, parms = m["karms"], m["parms"]
+    try:
+        check_arms(r, karms, parms)
+        for name in sections:
+            if name == "perop":
+                results = callgrind_section(r, karms, PER_OP, False)
+                table, ratios = ir_table(results, karms)
+                print(table)
+                print("geomean nsalloc/mimalloc %s" % fmt_ratio(
+                    geomean([v["mimalloc"] for v in ratios.values()])))
+                print(worst_profiles(r, results, ratios))
+            elif name == "st":
+                print(ir_table(callgrind_section(r, karms, CLASSIC_ST, False), karms)[0])
+            elif name == "mt":
+                print(wall_table(interleaved_section(r, karms, CLASSIC_MT, pairs, False),
+                                 karms)[0])
+            elif name == "programs":
+                print(program_table(programs_section(r, parms, False)[0], parms)[0])
+            else:
+                raise Failure("unknown section " + name)
+    except Failure as e:
+        print("run.py: FAILED: %s" % e, file=sys.stderr)
+        return 1
+    bad = r.parity_failures()
+    for key, digests in bad:
+        print("PARITY FAILURE: %s: %s" % (key, digests))
+    return 1 if bad else 0
+
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", required=True, help="BUILD/bench/bench-config.json")
@@ -901,6 +932,8 @@ def main():
     ap.add_argument("--perturb-arm", help="negative control: perturb this arm's checksums")
     ap.add_argument("--pairs", type=int, default=None, help="interleaved rounds (default 10)")
     ap.add_argument("--jobs", type=int, default=2, help="concurrent callgrind runs")
+    ap.add_argument("--only", help="comma-separated sections (perop, st, mt, programs) to run "
+                    "and print as tables, without writing the report")
     args = ap.parse_args()
     with open(args.config) as f:
         cfg = json.load(f)
@@ -917,6 +950,8 @@ def main():
         print("[%6.1f s] %s" % (time.time() - start, name), flush=True)
 
     m = {"karms": karms, "parms": parms, "pairs": pairs}
+    if args.only:
+        return run_only(r, m, args.only.split(","), pairs)
     try:
         step("checking arms")
         m["arm_check"] = check_arms(r, karms, parms)
