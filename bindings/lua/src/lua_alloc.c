@@ -36,15 +36,6 @@ static void context_close(nsalloc_lua_context_t *ctx) {
   if (ctx->owned_by_state) nsalloc_lua_context_delete(ctx);
 }
 
-static inline void release(nsalloc_lua_context_t *ctx, void *ptr, size_t osize) {
-  if (!ptr) return;
-  ctx->in_use -= osize;
-  if (unlikely(ptr == ctx->main_block))
-    context_close(ctx);
-  else
-    nsalloc_heap_free(ctx->heap, ptr);
-}
-
 /* Do the limits allow `growth` more bytes (and, for a new block, one more
  * allocation)? */
 static inline bool within_limits(const nsalloc_lua_context_t *ctx, bool new_block, size_t growth) {
@@ -53,20 +44,22 @@ static inline bool within_limits(const nsalloc_lua_context_t *ctx, bool new_bloc
   return !new_block || ctx->allocations < ctx->allocation_limit;
 }
 
-/* Serve a request the limits allow. */
-static inline void *serve(nsalloc_lua_context_t *ctx, void *ptr, size_t osize, size_t nsize) {
-  if (!ptr) {
-    void *p = nsalloc_heap_malloc(ctx->heap, nsize);
-    if (unlikely(!p)) return NULL;
-    if (unlikely(!ctx->main_block) && osize == LUA_TTHREAD) ctx->main_block = p;
-    nsalloc_lua_type_t type = type_of(osize);
-    ctx->type_count[type]++;
-    ctx->type_bytes[type] += nsize;
-    ctx->allocations++;
-    ctx->in_use += nsize;
-    if (ctx->in_use > ctx->peak) ctx->peak = ctx->in_use;
-    return p;
-  }
+/* Serve requests the limits allow. */
+static inline void *allocate_unchecked(nsalloc_lua_context_t *ctx, size_t type_code, size_t nsize) {
+  void *p = nsalloc_heap_malloc(ctx->heap, nsize);
+  if (unlikely(!p)) return NULL;
+  if (unlikely(!ctx->main_block) && type_code == LUA_TTHREAD) ctx->main_block = p;
+  nsalloc_lua_type_t type = type_of(type_code);
+  ctx->type_count[type]++;
+  ctx->type_bytes[type] += nsize;
+  ctx->allocations++;
+  ctx->in_use += nsize;
+  if (ctx->in_use > ctx->peak) ctx->peak = ctx->in_use;
+  return p;
+}
+
+static inline void *resize_unchecked(nsalloc_lua_context_t *ctx, void *ptr, size_t osize,
+                                     size_t nsize) {
   void *p = nsalloc_heap_realloc(ctx->heap, ptr, nsize);
   if (unlikely(!p)) {
     if (nsize > osize) return NULL;
@@ -84,31 +77,52 @@ static __attribute__((noinline)) void *refused(nsalloc_lua_context_t *ctx, void 
   bool new_block = ptr == NULL;
   size_t growth = nsize - (new_block ? 0 : osize);
   ctx->limit_hits++;
-  if (ctx->on_limit) {
-    size_t after;
-    bool memory = __builtin_add_overflow(ctx->in_use, growth, &after) || after > ctx->limit;
-    nsalloc_lua_limit_event_t event = {
-        .kind = memory ? NSALLOC_LUA_LIMIT_MEMORY : NSALLOC_LUA_LIMIT_ALLOCATIONS,
-        .requested = nsize,
-        .in_use_bytes = ctx->in_use,
-        .limit_bytes = ctx->limit == SIZE_MAX ? 0 : ctx->limit,
-        .allocations = ctx->allocations,
-        .allocation_limit = ctx->allocation_limit == UINT64_MAX ? 0 : ctx->allocation_limit,
-    };
-    ctx->on_limit(ctx, &event, ctx->on_limit_arg);
-    if (within_limits(ctx, new_block, growth)) return serve(ctx, ptr, osize, nsize);
+  if (!ctx->on_limit) return NULL;
+  size_t after;
+  bool memory = __builtin_add_overflow(ctx->in_use, growth, &after) || after > ctx->limit;
+  nsalloc_lua_limit_event_t event = {
+      .kind = memory ? NSALLOC_LUA_LIMIT_MEMORY : NSALLOC_LUA_LIMIT_ALLOCATIONS,
+      .requested = nsize,
+      .in_use_bytes = ctx->in_use,
+      .limit_bytes = ctx->limit == SIZE_MAX ? 0 : ctx->limit,
+      .allocations = ctx->allocations,
+      .allocation_limit = ctx->allocation_limit == UINT64_MAX ? 0 : ctx->allocation_limit,
+  };
+  ctx->on_limit(ctx, &event, ctx->on_limit_arg);
+  if (!within_limits(ctx, new_block, growth)) return NULL;
+  return new_block ? allocate_unchecked(ctx, osize, nsize)
+                   : resize_unchecked(ctx, ptr, osize, nsize);
+}
+
+/* The three kinds of request, each in its own function: the dispatcher below
+ * then only jumps, and each path saves no more registers than it needs. */
+static __attribute__((noinline)) void *release(nsalloc_lua_context_t *ctx, void *ptr,
+                                               size_t osize) {
+  if (ptr) {
+    ctx->in_use -= osize;
+    if (unlikely(ptr == ctx->main_block))
+      context_close(ctx);
+    else
+      nsalloc_heap_free(ctx->heap, ptr);
   }
   return NULL;
 }
 
-void *nsalloc_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  nsalloc_lua_context_t *ctx = ud;
-  if (nsize == 0) {
-    release(ctx, ptr, osize);
-    return NULL;
-  }
-  size_t old = ptr ? osize : 0;
-  if (nsize > old && unlikely(!within_limits(ctx, ptr == NULL, nsize - old)))
+static __attribute__((noinline)) void *allocate(nsalloc_lua_context_t *ctx, size_t type_code,
+                                                size_t nsize) {
+  if (unlikely(!within_limits(ctx, true, nsize))) return refused(ctx, NULL, type_code, nsize);
+  return allocate_unchecked(ctx, type_code, nsize);
+}
+
+static __attribute__((noinline)) void *resize(nsalloc_lua_context_t *ctx, void *ptr, size_t osize,
+                                              size_t nsize) {
+  if (nsize > osize && unlikely(!within_limits(ctx, false, nsize - osize)))
     return refused(ctx, ptr, osize, nsize);
-  return serve(ctx, ptr, osize, nsize);
+  return resize_unchecked(ctx, ptr, osize, nsize);
+}
+
+void *nsalloc_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  if (nsize == 0) return release(ud, ptr, osize);
+  if (!ptr) return allocate(ud, osize, nsize);
+  return resize(ud, ptr, osize, nsize);
 }
