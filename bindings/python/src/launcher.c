@@ -22,26 +22,21 @@
 PyMODINIT_FUNC PyInit_nsalloc(void);
 
 static void print_stats(void) {
-  nsalloc_stats_t copy, gil_heap;
+  nsalloc_stats_t copy;
   nsalloc_stats(&copy);
   fprintf(stderr,
           "nsalloc-python: copy %s: %zu blocks / %zu bytes in use, pages %zu bytes (peak %zu), "
-          "reserved %zu bytes, foreign pointers %llu, invalid pointers %llu\n",
+          "reserved %zu bytes, foreign pointers %llu (forwarded %llu), invalid pointers %llu\n",
           nsalloc_prefix(), copy.in_use_blocks, copy.in_use_bytes, copy.page_bytes,
           copy.peak_page_bytes, copy.reserved_bytes, (unsigned long long)copy.foreign_pointers,
-          (unsigned long long)copy.invalid_pointers);
-  bool has_gil_heap = pyalloc_gil_heap_stats(&gil_heap);
+          (unsigned long long)copy.forwarded, (unsigned long long)copy.invalid_pointers);
   for (int id = 0; id < PYALLOC_DOMAIN_COUNT; id++) {
     pyalloc_domain_stats_t s;
     pyalloc_domain_stats((PyMemAllocatorDomain)id, &s);
-    fprintf(stderr, "nsalloc-python: %s: %s heap, forwarded frees %llu, forwarded reallocs %llu\n",
-            pyalloc_domain_name((PyMemAllocatorDomain)id),
-            s.strategy == PYALLOC_GIL_HEAP ? "GIL" : "per-thread",
-            (unsigned long long)s.forwarded_frees, (unsigned long long)s.forwarded_reallocs);
+    fprintf(stderr, "nsalloc-python: %s: forwarded frees %llu, forwarded reallocs %llu\n",
+            pyalloc_domain_name((PyMemAllocatorDomain)id), (unsigned long long)s.forwarded_frees,
+            (unsigned long long)s.forwarded_reallocs);
   }
-  if (has_gil_heap)
-    fprintf(stderr, "nsalloc-python: GIL heap (mem, obj): %zu blocks / %zu bytes in use\n",
-            gil_heap.in_use_blocks, gil_heap.in_use_bytes);
 }
 
 static void exit_on_error(PyStatus status, PyConfig *config) {

@@ -119,18 +119,13 @@ static PyObject *copy_stats_dict(const nsalloc_stats_t *s) {
   return NULL;
 }
 
-static PyObject *domain_stats_dict(PyMemAllocatorDomain id, const nsalloc_stats_t *gil_heap) {
+static PyObject *domain_stats_dict(PyMemAllocatorDomain id) {
   pyalloc_domain_stats_t s;
   pyalloc_domain_stats(id, &s);
-  bool on_gil_heap = s.strategy == PYALLOC_GIL_HEAP;
   PyObject *dict = PyDict_New();
   if (dict && put(dict, "installed", PyBool_FromLong(s.installed)) &&
-      put(dict, "heap", PyUnicode_FromString(on_gil_heap ? "gil" : "thread")) &&
       put(dict, "forwarded_frees", PyLong_FromUnsignedLongLong(s.forwarded_frees)) &&
-      put(dict, "forwarded_reallocs", PyLong_FromUnsignedLongLong(s.forwarded_reallocs)) &&
-      (!on_gil_heap || !gil_heap ||
-       (put(dict, "heap_in_use_bytes", PyLong_FromSize_t(gil_heap->in_use_bytes)) &&
-        put(dict, "heap_in_use_blocks", PyLong_FromSize_t(gil_heap->in_use_blocks)))))
+      put(dict, "forwarded_reallocs", PyLong_FromUnsignedLongLong(s.forwarded_reallocs)))
     return dict;
   Py_XDECREF(dict);
   return NULL;
@@ -138,17 +133,14 @@ static PyObject *domain_stats_dict(PyMemAllocatorDomain id, const nsalloc_stats_
 
 static PyObject *stats(PyObject *module, PyObject *unused) {
   (void)module, (void)unused;
-  nsalloc_stats_t copy, gil_heap;
+  nsalloc_stats_t copy;
   nsalloc_stats(&copy);
-  bool has_gil_heap = pyalloc_gil_heap_stats(&gil_heap);
   PyObject *dict = PyDict_New();
-  if (!dict || !put(dict, "copy", copy_stats_dict(&copy))) goto error;
-  for (int id = 0; id < PYALLOC_DOMAIN_COUNT; id++)
-    if (!put(dict, pyalloc_domain_name((PyMemAllocatorDomain)id),
-             domain_stats_dict((PyMemAllocatorDomain)id, has_gil_heap ? &gil_heap : NULL)))
-      goto error;
-  return dict;
-error:
+  bool ok = dict && put(dict, "copy", copy_stats_dict(&copy));
+  for (int id = 0; ok && id < PYALLOC_DOMAIN_COUNT; id++)
+    ok = put(dict, pyalloc_domain_name((PyMemAllocatorDomain)id),
+             domain_stats_dict((PyMemAllocatorDomain)id));
+  if (ok) return dict;
   Py_XDECREF(dict);
   return NULL;
 }
@@ -169,15 +161,20 @@ static PyMethodDef methods[] = {
      "the copy's foreign policy, abort by default). Install once, early, from one thread."},
     {"installed", installed, METH_NOARGS, "The domains this copy is installed in."},
     {"stats", stats, METH_NOARGS,
-     "Statistics: 'copy' (the whole private copy) and one dict per domain."},
+     "Statistics: 'copy' (the whole private copy: bytes and blocks in use, peak page bytes,\n"
+     "foreign pointers forwarded...) and per domain ('raw', 'mem', 'obj') the foreign\n"
+     "blocks forwarded to the allocator it wrapped."},
     {"owns", owns, METH_O,
      "owns(address) -> bool: does the address lie in memory of this copy? Never reads it."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, MODULE_NAME,
-    "nsalloc, a private allocator copy, as CPython's memory allocator.", -1, methods,
-    NULL, NULL, NULL, NULL};
+    PyModuleDef_HEAD_INIT,
+    .m_name = MODULE_NAME,
+    .m_doc = "nsalloc, a private allocator copy, as CPython's memory allocator.",
+    .m_size = -1,
+    .m_methods = methods,
+};
 
 PyMODINIT_FUNC NSALLOC_CAT(PyInit_, NSALLOC_PY_MODULE)(void) {
   PyObject *module = PyModule_Create(&module_def);

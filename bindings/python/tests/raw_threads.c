@@ -34,7 +34,8 @@ static uint64_t next_random(uint64_t *state) {
 
 static void fill(block_header_t *block) {
   uint8_t *bytes = (uint8_t *)(block + 1);
-  for (size_t i = 0; i < block->size - sizeof *block; i++) bytes[i] = (uint8_t)(block->seed + i);
+  for (size_t i = 0; i < block->size - sizeof *block; i++)
+    bytes[i] = (uint8_t)(block->seed + i);
 }
 
 static bool intact(const block_header_t *block) {
@@ -94,8 +95,10 @@ int raw_threads_churn(int threads, int rounds) {
   pthread_t ids[MAX_THREADS];
   for (int i = 0; i < threads; i++)
     if (pthread_create(&ids[i], NULL, churn_thread, &churn) != 0) return -1;
-  for (int i = 0; i < threads; i++) pthread_join(ids[i], NULL);
-  for (int i = 0; i < SLOTS; i++) check_and_free(&churn, churn.slots[i]);
+  for (int i = 0; i < threads; i++)
+    pthread_join(ids[i], NULL);
+  for (int i = 0; i < SLOTS; i++)
+    check_and_free(&churn, churn.slots[i]);
   return atomic_load(&churn.errors);
 }
 
@@ -106,7 +109,8 @@ typedef struct free_job_s {
 
 static void *free_thread(void *arg) {
   free_job_t *job = arg;
-  for (size_t i = job->first; i < job->count; i += job->step) PyMem_RawFree(job->blocks[i]);
+  for (size_t i = job->first; i < job->count; i += job->step)
+    PyMem_RawFree(job->blocks[i]);
   return NULL;
 }
 
@@ -120,6 +124,7 @@ int raw_threads_free(void **blocks, size_t count, int threads) {
     jobs[i] = (free_job_t){blocks, count, (size_t)threads, (size_t)i};
     if (pthread_create(&ids[i], NULL, free_thread, &jobs[i]) != 0) return -1;
   }
-  for (int i = 0; i < threads; i++) pthread_join(ids[i], NULL);
+  for (int i = 0; i < threads; i++)
+    pthread_join(ids[i], NULL);
   return 0;
 }
