@@ -1,0 +1,176 @@
+/*
+ * nsalloc_nif.c - the copy's life inside a NIF library: options from
+ * load_info, load/upgrade/unload bookkeeping, shutdown, private resource types.
+ *
+ * One .so file = one copy: its static data (this glue state and the copy's
+ * state) is shared by every module instance that loaded the same file, and by
+ * nothing else. `instances` counts those module instances; the copy is shut
+ * down when the last one is unloaded.
+ */
+#include "nsalloc_nif_internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+typedef struct options_s {
+  int source;         /* enum nsalloc_nif_source, or -1: not given */
+  long segment_cache; /* -1: not given */
+  int foreign_policy; /* nsalloc_policy_t, or -1: not given */
+  bool has_notify;
+  ErlNifPid notify;
+} options_t;
+
+static struct {
+  pthread_mutex_t lock; /* serialises load/upgrade/unload (unload may run from a GC) */
+  unsigned instances;   /* module instances using this copy */
+  bool configured;      /* the segment source is fixed */
+  bool released;        /* beam segments given back at unload: the copy must never run again */
+  enum nsalloc_nif_source source;
+  bool has_notify;
+  ErlNifPid notify;
+} glue = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+enum nsalloc_nif_source nsalloc_nif_active_source(void) {
+  return glue.source;
+}
+
+static bool is_atom(ErlNifEnv *env, ERL_NIF_TERM term, const char *name) {
+  return enif_is_identical(term, enif_make_atom(env, name));
+}
+
+/* Reads the map under the key `nsalloc` of load_info; false on anything
+ * unexpected (unknown key or bad value), so typos fail the load. */
+static bool options_parse(ErlNifEnv *env, ERL_NIF_TERM load_info, options_t *out) {
+  *out = (options_t){.source = -1, .segment_cache = -1, .foreign_policy = -1};
+  ERL_NIF_TERM map, value;
+  if (!enif_is_map(env, load_info) ||
+      !enif_get_map_value(env, load_info, enif_make_atom(env, "nsalloc"), &map))
+    return true;
+  size_t size, known = 0;
+  if (!enif_get_map_size(env, map, &size)) return false;
+  if (enif_get_map_value(env, map, enif_make_atom(env, "source"), &value)) {
+    known++;
+    if (is_atom(env, value, "mmap"))
+      out->source = NSALLOC_NIF_SOURCE_MMAP;
+    else if (is_atom(env, value, "beam"))
+      out->source = NSALLOC_NIF_SOURCE_BEAM;
+    else
+      return false;
+  }
+  if (enif_get_map_value(env, map, enif_make_atom(env, "segment_cache"), &value)) {
+    known++;
+    if (!enif_get_long(env, value, &out->segment_cache) || out->segment_cache < 0) return false;
+  }
+  if (enif_get_map_value(env, map, enif_make_atom(env, "foreign_policy"), &value)) {
+    known++;
+    if (is_atom(env, value, "abort"))
+      out->foreign_policy = NSALLOC_POLICY_ABORT;
+    else if (is_atom(env, value, "report"))
+      out->foreign_policy = NSALLOC_POLICY_REPORT;
+    else
+      return false;
+  }
+  if (enif_get_map_value(env, map, enif_make_atom(env, "notify"), &value)) {
+    known++;
+    if (!enif_get_local_pid(env, value, &out->notify)) return false;
+    out->has_notify = true;
+  }
+  return known == size;
+}
+
+/* Apply options; lock held. The segment source is chosen once per copy (the
+ * core takes it only before its first allocation); the rest may change. */
+static int configure(const options_t *opt) {
+  if (!glue.configured) {
+    glue.source = opt->source < 0 ? NSALLOC_NIF_SOURCE_MMAP : (enum nsalloc_nif_source)opt->source;
+    if (glue.source == NSALLOC_NIF_SOURCE_BEAM && nsalloc_set_os_source(nsalloc_nif_beam_source()))
+      return 1;
+    glue.configured = true;
+  } else if (opt->source >= 0 && (enum nsalloc_nif_source)opt->source != glue.source) {
+    return 1;
+  }
+  /* Under beam, cached empty segments would stay counted in erlang:memory(). */
+  long cache = opt->segment_cache >= 0                  ? opt->segment_cache
+               : glue.source == NSALLOC_NIF_SOURCE_BEAM ? 0
+                                                        : -1;
+  if (cache >= 0 && nsalloc_option_set(NSALLOC_OPTION_SEGMENT_CACHE, cache)) return 1;
+  if (opt->foreign_policy >= 0 &&
+      nsalloc_set_foreign_policy((nsalloc_policy_t)opt->foreign_policy, NULL))
+    return 1;
+  if (opt->has_notify) {
+    glue.notify = opt->notify;
+    glue.has_notify = true;
+  }
+  return 0;
+}
+
+static int attach(ErlNifEnv *env, ERL_NIF_TERM load_info) {
+  options_t opt;
+  if (!options_parse(env, load_info, &opt)) return 1;
+  pthread_mutex_lock(&glue.lock);
+  int error = glue.released ? 1 : configure(&opt);
+  if (!error) glue.instances++;
+  pthread_mutex_unlock(&glue.lock);
+  return error;
+}
+
+int nsalloc_nif_load(ErlNifEnv *env, ERL_NIF_TERM load_info) {
+  return attach(env, load_info);
+}
+
+int nsalloc_nif_upgrade(ErlNifEnv *env, ERL_NIF_TERM load_info) {
+  return attach(env, load_info);
+}
+
+static void notify_unloaded(ErlNifEnv *env, const nsalloc_stats_t *stats, size_t retained) {
+  ErlNifEnv *msg_env = enif_alloc_env();
+  ERL_NIF_TERM map = nsalloc_nif_stats_map(msg_env, stats), prefix;
+  enif_make_map_put(msg_env, map, enif_make_atom(msg_env, "retained_bytes"),
+                    enif_make_uint64(msg_env, retained), &map);
+  enif_get_map_value(msg_env, map, enif_make_atom(msg_env, "prefix"), &prefix);
+  ERL_NIF_TERM message =
+      enif_make_tuple3(msg_env, enif_make_atom(msg_env, "nsalloc_unloaded"), prefix, map);
+  enif_send(env, &glue.notify, msg_env, message);
+  enif_free_env(msg_env);
+}
+
+/* The last instance is going and the library will be closed: return what the
+ * calling thread caches, delete the thread-exit key (nsalloc_shutdown), and
+ * under beam give every segment back once no block is live. Memory cached by
+ * OTHER scheduler threads cannot be reached from here (OTP 25 has no
+ * per-scheduler unload hook): nsalloc_nif:collect_all/3 before the purge
+ * returns it; what is left is reported as retained. */
+void nsalloc_nif_unload(ErlNifEnv *env) {
+  pthread_mutex_lock(&glue.lock);
+  if (--glue.instances == 0) {
+    nsalloc_collect(true);
+    nsalloc_shutdown();
+    nsalloc_stats_t stats;
+    nsalloc_stats(&stats);
+    size_t retained = stats.reserved_bytes;
+    if (glue.source == NSALLOC_NIF_SOURCE_BEAM) {
+      if (stats.in_use_blocks == 0) {
+        nsalloc_nif_beam_release_all();
+        glue.released = true;
+      }
+      retained = nsalloc_nif_beam_bytes();
+    }
+    if (retained)
+      enif_fprintf(stderr,
+                   "nsalloc_nif[%s]: unloaded with %zu live blocks; %zu bytes stay allocated\n",
+                   nsalloc_prefix(), stats.in_use_blocks, retained);
+    if (glue.has_notify) notify_unloaded(env, &stats, retained);
+  }
+  pthread_mutex_unlock(&glue.lock);
+}
+
+ErlNifResourceType *nsalloc_nif_open_resource_type(ErlNifEnv *env, const char *name,
+                                                   ErlNifResourceDtor *dtor) {
+  /* The address of this library's static data identifies its copy: equal for
+   * two instances of one loaded file, different for any other file. */
+  char full[128];
+  snprintf(full, sizeof full, "%s@%p", name, (void *)&glue);
+  ErlNifResourceFlags tried;
+  return enif_open_resource_type(env, NULL, full, dtor, ERL_NIF_RT_CREATE | ERL_NIF_RT_TAKEOVER,
+                                 &tried);
+}

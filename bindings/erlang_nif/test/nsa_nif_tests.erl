@@ -1,0 +1,229 @@
+%% nsa_nif_tests - EUnit tests of NIF libraries bundling nsalloc, in a real VM.
+%% Run one with `erl ... -nsa_dir <build dir> -run nsa_run main <name>`
+%% (ctest does, with 4 normal, 4 dirty CPU and 4 dirty IO schedulers).
+-module(nsa_nif_tests).
+-include_lib("eunit/include/eunit.hrl").
+
+-define(MIB, (1 bsl 20)).
+
+%% ---- the incident's workload over several copies ---------------------------
+
+two_same_prefix_test_() ->
+    {timeout, 60, fun() -> interleave([nsa_t1, nsa_t2], 2000, 10) end}.
+
+two_distinct_prefix_test_() ->
+    {timeout, 60, fun() -> interleave([nsa_t1, nsa_t3], 2000, 10) end}.
+
+eight_test_() ->
+    {timeout, 115, fun() -> interleave([nsa_t1, nsa_t2, nsa_t3, nsa_t4, nsa_t5, nsa_t6, nsa_t7,
+                                        nsa_t8], 2000, 16) end}.
+
+interleave(Modules, Processes, Rounds) ->
+    Apis = [load(M, #{}) || M <- Modules],
+    Tally = nsa_workload:run(fun() -> Apis end, Processes, Rounds),
+    ?debugFmt("~p libraries: ~p", [length(Modules), Tally]),
+    ?assertMatch(#{mismatch := 0, error := 0}, Tally),
+    ?assertEqual(2 * Processes * Rounds, maps:get(ok, Tally)),
+    ?assertEqual(lists:seq(1, erlang:system_info(schedulers_online)), maps:get(schedulers, Tally)),
+    %% Every copy was used on normal and dirty threads: one heap per thread.
+    [?assert(Heaps > erlang:system_info(schedulers_online))
+     || #{heaps := Heaps} <- [(maps:get(stats, Api))() || Api <- Apis]],
+    Settled = nsa_workload:settle(Apis),
+    [?assertMatch(#{in_use_blocks := 0, foreign_pointers := 0, invalid_pointers := 0}, S)
+     || S <- Settled],
+    Prefixes = [P || #{prefix := P} <- Settled],
+    ?debugFmt("prefixes ~p, peak page bytes ~p",
+              [Prefixes, [P || #{peak_page_bytes := P} <- Settled]]).
+
+%% The same workload, same parameters, against two libraries built with the
+%% incident's allocator (incident_standin.c: private block registries, one
+%% shared TLS slot) must find corrupted vectors - and against two nsalloc
+%% copies none. Proves the workload can fail.
+negative_control_test_() ->
+    {timeout, 60, fun negative_control/0}.
+
+negative_control() ->
+    Broken = [load(M, #{}) || M <- [nsa_x1, nsa_x2]],
+    BrokenTally = nsa_workload:run(fun() -> Broken end, 500, 10),
+    ?debugFmt("incident allocator: ~p", [BrokenTally]),
+    ?assert(maps:get(mismatch, BrokenTally) > 0),
+    ?assertMatch(#{error := 0}, BrokenTally),
+    Sound = [load(M, #{}) || M <- [nsa_t1, nsa_t2]],
+    SoundTally = nsa_workload:run(fun() -> Sound end, 500, 10),
+    ?debugFmt("nsalloc copies: ~p", [SoundTally]),
+    ?assertMatch(#{mismatch := 0, error := 0, ok := 10000}, SoundTally).
+
+%% ---- lifecycle: hot upgrade, purge, unload, reload ---------------------------
+
+upgrade_test_() ->
+    {timeout, 60, fun upgrade/0}.
+
+upgrade() ->
+    Base = erlang:memory(system),
+    %% v1 (nsa_up_v1.so), with resources and processes that keep using it.
+    load_upgrade_beam(1),
+    ok = nsa_up:init(upgrade_so(v1), info(sink(v1))),
+    V1Workers = nsa_workload:start(fun() -> [nsa_up:api()] end, 200, infinity),
+    {Session, Holder} = v1_session(),
+    %% v2: another file (another copy, same prefix) while v1 keeps running.
+    load_upgrade_beam(2),
+    ok = nsa_up:init(upgrade_so(v2), info(sink(v2))),
+    ?assertEqual(2, nsa_up:vsn()),
+    ?assertMatch(#{mismatch := 0, error := 0, ok := 2000},
+                 nsa_workload:run(fun() -> [nsa_up:api()] end, 500, 2)),
+    %% A v1 resource is not v2's: resource types are private to a file.
+    Holder ! {try_current, self()},
+    ?assertEqual({error, badarg}, receive {tried, R} -> R end),
+    V1Tally = nsa_workload:stop(V1Workers),
+    ?debugFmt("v1 processes during the upgrade: ~p", [V1Tally]),
+    ?assertMatch(#{mismatch := 0, error := 0}, V1Tally),
+    ?assert(maps:get(ok, V1Tally) > 0),
+    %% Drain v1's caches from old code, then purge: unload waits for v1's
+    %% resources (their destructor is v1's code), then gives everything back.
+    Session ! {drain, self()},
+    ?assertMatch(#{normal := 4, dirty_cpu := 4, dirty_io := 4},
+                 receive {drained, Covered} -> Covered end),
+    ?assert(code:soft_purge(nsa_up)),
+    ?assertEqual(none, unloaded(v1, 300)),
+    Holder ! release,
+    ?assertMatch(#{in_use_blocks := 0, retained_bytes := 0}, unloaded(v1, 5000)),
+    %% v3 loads v2's file again: the same copy, shared by two instances.
+    load_upgrade_beam(3),
+    ok = nsa_up:init(upgrade_so(v2), info(sink(v3))),
+    ?assert(code:soft_purge(nsa_up)),
+    ?assertEqual(none, unloaded(v3, 300)),
+    ?assertMatch(#{mismatch := 0, error := 0, ok := 2000},
+                 nsa_workload:run(fun() -> [nsa_up:api()] end, 500, 2)),
+    delete_upgrade_module(),
+    ?assertMatch(#{in_use_blocks := 0, retained_bytes := 0}, unloaded(v3, 5000)),
+    %% Reload v1's file: a fresh copy.
+    load_upgrade_beam(1),
+    ok = nsa_up:init(upgrade_so(v1), info(sink(v4))),
+    ?assertMatch(#{mismatch := 0, error := 0, ok := 2000},
+                 nsa_workload:run(fun() -> [nsa_up:api()] end, 500, 2)),
+    delete_upgrade_module(),
+    ?assertMatch(#{in_use_blocks := 0, retained_bytes := 0}, unloaded(v4, 5000)),
+    Growth = erlang:memory(system) - Base,
+    ?debugFmt("erlang:memory(system) growth over the whole upgrade test: ~p bytes", [Growth]),
+    ?assert(Growth < 8 * ?MIB).
+
+%% A process running v1 code: makes v1 vectors and hands them to a holder
+%% (which keeps only the resources, no v1 code), then drains v1 on request.
+v1_session() ->
+    Self = self(),
+    spawn(fun() ->
+                  #{vec_new := New, vec_push := Push} = Api = nsa_up:api(),
+                  Vecs = [begin V = New(normal), [Push(V, K, K, normal) || K <- lists:seq(1, 5)], V end
+                          || _ <- lists:seq(1, 20)],
+                  Holder = spawn(fun() -> hold_resources(Vecs) end),
+                  Self ! {session, self(), Holder},
+                  receive {drain, From} -> From ! {drained, (maps:get(collect_all, Api))(true)} end
+          end),
+    receive {session, Session, Holder} -> {Session, Holder} end.
+
+hold_resources(Vecs) ->
+    receive
+        {try_current, From} ->
+            From ! {tried, try nsa_up:vec_to_map(hd(Vecs), normal) catch error:E -> {error, E} end},
+            hold_resources(Vecs);
+        release ->
+            ok
+    end.
+
+load_upgrade_beam(Vsn) ->
+    Beam = filename:join([nsa_dir(), "upgrade", "v" ++ integer_to_list(Vsn), "nsa_up.beam"]),
+    {ok, Binary} = file:read_file(Beam),
+    {module, nsa_up} = code:load_binary(nsa_up, Beam, Binary),
+    ?assertEqual(Vsn, nsa_up:vsn()).
+
+delete_upgrade_module() ->
+    true = code:delete(nsa_up),
+    true = code:soft_purge(nsa_up).
+
+upgrade_so(Version) -> filename:join(priv_dir(), "nsa_up_" ++ atom_to_list(Version)).
+
+%% Draws from the VM, so "nothing leaked" shows in erlang:memory() too.
+info(Notify) -> #{nsalloc => #{source => beam, notify => Notify}}.
+
+%% A process forwarding one unload notification, tagged.
+sink(Tag) ->
+    Self = self(),
+    spawn(fun() -> receive {nsalloc_unloaded, <<"nif_up_">>, S} -> Self ! {unloaded, Tag, S} end end).
+
+unloaded(Tag, Timeout) ->
+    receive {unloaded, Tag, Stats} -> Stats after Timeout -> none end.
+
+%% ---- memory: BEAM-visible segments, caches of idle schedulers ----------------
+
+beam_visible_test_() ->
+    {timeout, 60, fun beam_visible/0}.
+
+beam_visible() ->
+    Beam = load(nsa_t4, #{nsalloc => #{source => beam}}),
+    ?assertMatch(#{source := beam}, stats(Beam)),
+    {BeamGrowth, BeamBytes} = hold_and_release(Beam),
+    ?debugFmt("beam source: erlang:memory(system) +~p bytes for ~p source bytes",
+              [BeamGrowth, BeamBytes]),
+    ?assert(BeamBytes >= 32 * ?MIB),
+    ?assert(BeamGrowth >= BeamBytes - ?MIB),
+    Mmap = load(nsa_t5, #{}),
+    ?assertMatch(#{source := mmap}, stats(Mmap)),
+    {MmapGrowth, 0} = hold_and_release(Mmap),
+    ?debugFmt("mmap source: erlang:memory(system) +~p bytes", [MmapGrowth]),
+    ?assert(MmapGrowth < 4 * ?MIB).
+
+%% Hold 32 MiB, then release it: returns how much erlang:memory(system) grew
+%% and the copy's source bytes while held; both go back to where they were.
+hold_and_release(#{hold := Hold, release := Release, collect_all := CollectAll} = Api) ->
+    Before = erlang:memory(system),
+    #{source_bytes := 0} = stats(Api),
+    Held = Hold(8192, 4096, normal),
+    Growth = erlang:memory(system) - Before,
+    #{source_bytes := SourceBytes, in_use_bytes := InUse} = stats(Api),
+    ?assert(InUse >= 32 * ?MIB),
+    ok = Release(Held, normal),
+    CollectAll(true),
+    ?assertMatch(#{source_bytes := 0, in_use_blocks := 0, page_bytes := 0}, stats(Api)),
+    ?assert(erlang:memory(system) - Before < 4 * ?MIB),
+    {Growth, SourceBytes}.
+
+%% Blocks allocated on one scheduler and freed on another stay in the first
+%% scheduler's cache (page_bytes) until that scheduler collects; collect_all
+%% reaches every normal and dirty scheduler.
+collect_all_test_() ->
+    {timeout, 60, fun collect_all/0}.
+
+collect_all() ->
+    Api = load(nsa_t6, #{}),
+    [pinned_until_collected(Api, Kind) || Kind <- [normal, dirty_cpu, dirty_io]].
+
+pinned_until_collected(#{hold := Hold, release := Release, collect_all := CollectAll} = Api, Kind) ->
+    Held = on_scheduler(1, fun() -> Hold(2000, 256, Kind) end),
+    ok = on_scheduler(2, fun() -> Release(Held, normal) end),
+    timer:sleep(100),
+    #{in_use_blocks := 0, page_bytes := Pinned} = stats(Api),
+    ?debugFmt("~p: ~p page bytes pinned after remote frees", [Kind, Pinned]),
+    ?assert(Pinned >= 2000 * 256),
+    Covered = CollectAll(true),
+    ?assertEqual(#{normal => 4, dirty_cpu => 4, dirty_io => 4}, Covered),
+    ?assertMatch(#{in_use_blocks := 0, page_bytes := 0}, stats(Api)).
+
+on_scheduler(Id, Fun) ->
+    {_, Ref} = spawn_opt(fun() -> exit({done, Fun()}) end, [{scheduler, Id}, monitor]),
+    receive {'DOWN', Ref, process, _, {done, Result}} -> Result end.
+
+%% ---- helpers -------------------------------------------------------------------
+
+nsa_dir() ->
+    {ok, [[Dir]]} = init:get_argument(nsa_dir),
+    Dir.
+
+priv_dir() -> filename:join(nsa_dir(), "priv").
+
+%% Loads Module's NIF library (priv/<Module>.so) and returns its API.
+load(Module, LoadInfo) ->
+    {module, Module} = code:ensure_loaded(Module),
+    ok = Module:init(filename:join(priv_dir(), atom_to_list(Module)), LoadInfo),
+    Module:api().
+
+stats(#{stats := Stats}) -> Stats().
