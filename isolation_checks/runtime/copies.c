@@ -32,7 +32,6 @@ void iso_copies_load(iso_copies *copies, char **paths, size_t count, int dlopen_
     exit(2);
   }
   copies->count = count;
-  copies->dlopen_mode = dlopen_mode;
   for (size_t i = 0; i < count; i++)
     iso_copy_load(&copies->items[i], paths[i], dlopen_mode);
 }

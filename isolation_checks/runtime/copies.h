@@ -19,11 +19,11 @@ typedef struct iso_copy {
 typedef struct iso_copies {
   iso_copy items[ISO_MAX_COPIES];
   size_t count;
-  int dlopen_mode; /* RTLD_LOCAL or RTLD_GLOBAL (with RTLD_NOW) */
 } iso_copies;
 
-/* Loads every module in order; exits with a message when one cannot be
- * loaded (a setup error, not an isolation violation). */
+/* Loads every module in order, with RTLD_NOW | dlopen_mode (RTLD_LOCAL or
+ * RTLD_GLOBAL); exits with a message when one cannot be loaded (a setup
+ * error, not an isolation violation). */
 void iso_copies_load(iso_copies *copies, char **paths, size_t count, int dlopen_mode);
 void iso_copy_load(iso_copy *copy, const char *path, int dlopen_mode);
 void iso_copies_close(iso_copies *copies);

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 
 #define ROUND_BLOCKS 64
+#define MAX_THREADS  32 /* on each side of the unload */
 
 typedef struct unload_run {
   iso_copies copies; /* items[0] is the victim */
@@ -79,10 +80,11 @@ void check_unload(char **paths, size_t count, const iso_options *options) {
   unload_run *run = calloc(1, sizeof *run);
   if (!run || count < 2) abort();
   iso_copies_load(&run->copies, paths, count, RTLD_LOCAL);
-  size_t half = options->threads / 2 ? options->threads / 2 : 1;
-  pthread_t before[ISO_MAX_COPIES], after[ISO_MAX_COPIES];
+  size_t half = options->threads / 2;
+  half = half < 1 ? 1 : half > MAX_THREADS ? MAX_THREADS : half;
+  pthread_t before[MAX_THREADS], after[MAX_THREADS];
   for (size_t i = 0; i < half; i++)
-    pthread_create(&before[i], NULL, before_main, run);
+    if (pthread_create(&before[i], NULL, before_main, run) != 0) abort();
   while (atomic_load(&run->done_with_victim) < half)
     sched_yield();
 
@@ -93,7 +95,7 @@ void check_unload(char **paths, size_t count, const iso_options *options) {
   atomic_store(&run->victim_closed, true);
 
   for (size_t i = 0; i < half; i++)
-    pthread_create(&after[i], NULL, after_main, run);
+    if (pthread_create(&after[i], NULL, after_main, run) != 0) abort();
   for (size_t i = 0; i < half; i++)
     pthread_join(after[i], NULL);
   atomic_store(&run->stop, true);
