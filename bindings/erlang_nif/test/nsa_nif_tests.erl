@@ -103,7 +103,7 @@ upgrade() ->
                  nsa_workload:run(fun() -> [nsa_up:api()] end, 500, 2)),
     delete_upgrade_module(),
     ?assertMatch(#{in_use_blocks := 0, retained_bytes := 0}, unloaded(v4, 5000)),
-    Growth = erlang:memory(system) - Base,
+    Growth = memory_growth_settled(Base, 8 * ?MIB, 50),
     ?debugFmt("erlang:memory(system) growth over the whole upgrade test: ~p bytes", [Growth]),
     ?assert(Growth < 8 * ?MIB).
 
@@ -184,7 +184,7 @@ hold_and_release(#{hold := Hold, release := Release, collect_all := CollectAll} 
     ok = Release(Held, normal),
     CollectAll(true),
     ?assertMatch(#{source_bytes := 0, in_use_blocks := 0, page_bytes := 0}, stats(Api)),
-    ?assert(erlang:memory(system) - Before < 4 * ?MIB),
+    ?assert(memory_growth_settled(Before, 4 * ?MIB, 50) < 4 * ?MIB),
     {Growth, SourceBytes}.
 
 %% Blocks allocated on one scheduler and freed on another stay in the first
@@ -213,6 +213,15 @@ on_scheduler(Id, Fun) ->
     receive {'DOWN', Ref, process, _, {done, Result}} -> Result end.
 
 %% ---- helpers -------------------------------------------------------------------
+
+%% erlang:memory(system) - Base once it is below Limit, or after Tries polls:
+%% a block freed by another thread than its allocator instance's leaves the
+%% count when that instance processes its delayed-deallocation queue.
+memory_growth_settled(Base, Limit, Tries) ->
+    case erlang:memory(system) - Base of
+        Growth when Growth < Limit; Tries =:= 0 -> Growth;
+        _ -> timer:sleep(100), memory_growth_settled(Base, Limit, Tries - 1)
+    end.
 
 nsa_dir() ->
     {ok, [[Dir]]} = init:get_argument(nsa_dir),
