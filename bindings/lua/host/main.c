@@ -10,7 +10,8 @@
 #include <lauxlib.h>
 #include <stdlib.h>
 
-/* Runs the command line on a state of the chosen allocator; returns the exit status. */
+/* run_on_system and run_on_nsalloc run the command line on a state of their
+ * allocator and return the exit status. */
 static int run_on_system(int argc, char **argv, const host_options_t *options) {
   lua_State *L = luaL_newstate();
   if (!L) {
