@@ -1,6 +1,6 @@
-%% nsalloc_nif.hrl - include after the -export attributes of a module whose NIF
-%% library bundles nsalloc (C side: NSALLOC_NIF_FUNCS in its ErlNifFunc table).
-%% Defines the NIF stubs and nsalloc_collect_all/1.
+%% nsalloc_nif.hrl - for a module whose NIF library bundles nsalloc (C side:
+%% NSALLOC_NIF_FUNCS in its ErlNifFunc table). Defines the NIF stubs and
+%% nsalloc_collect_all/1, so include it after the module's attributes.
 -export([nsalloc_stats/0, nsalloc_collect/1, nsalloc_collect_dirty/3, nsalloc_collect_all/1]).
 
 nsalloc_stats() -> erlang:nif_error(nif_library_not_loaded).
