@@ -9,6 +9,10 @@ scene() { printf '\n==== %s ====\n' "$1"; }
 scene "Private copies in one process, a foreign pointer caught, stats"
 "$build/tests/demo/nsalloc-demo" $(cat "$build/tests/demo/modules.txt")
 # scenes
+if [ -x "$build/bindings/erlang_nif/demo.sh" ]; then
+  scene "BEAM: two NIF libraries, each bundling its own copy, hammering one VM; stats maps"
+  "$build/bindings/erlang_nif/demo.sh"
+fi
 scene "Isolation: every artifact kind's exports, TLS model and verdict"
 "$build/isolation_checks/isolation-summary.sh"
 scene "Lua: a state on its own nsalloc heap hits its memory limit and recovers"
