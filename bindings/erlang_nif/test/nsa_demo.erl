@@ -17,4 +17,12 @@ main([Dir]) ->
     Tally = nsa_workload:run(fun() -> Apis end, 2000, 5),
     io:format("results, each map checked term by term: ~p~n", [maps:without([first_errors], Tally)]),
     [io:format("~p stats: ~p~n", [Name, Stats()]) || #{name := Name, stats := Stats} <- Apis],
+    %% Each thread keeps an empty page per size class it used: collect_all
+    %% returns them, on every normal and dirty scheduler.
+    [begin
+         #{page_bytes := Before} = Stats(),
+         Covered = CollectAll(true),
+         #{page_bytes := After} = Stats(),
+         io:format("~p collect_all on ~p: page_bytes ~p -> ~p~n", [Name, Covered, Before, After])
+     end || #{name := Name, stats := Stats, collect_all := CollectAll} <- Apis],
     halt(case Tally of #{mismatch := 0, error := 0} -> 0; _ -> 1 end).
