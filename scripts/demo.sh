@@ -9,6 +9,8 @@ scene() { printf '\n==== %s ====\n' "$1"; }
 scene "Private copies in one process, a foreign pointer caught, stats"
 "$build/tests/demo/nsalloc-demo" $(cat "$build/tests/demo/modules.txt")
 # scenes
+scene "CPython: nsalloc-python, a late install wrapping pymalloc, two copies chained"
+"$build/bindings/python/nsalloc-python" "$root/bindings/python/demo.py" "$build/bindings/python/modules"
 if [ -x "$build/bindings/erlang_nif/demo.sh" ]; then
   scene "BEAM: two NIF libraries, each bundling its own copy, hammering one VM; stats maps"
   "$build/bindings/erlang_nif/demo.sh"
