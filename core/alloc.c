@@ -41,35 +41,40 @@ static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
 }
 
 /* Resize p: in place while the new size still fits its block (and does not
- * waste more than half of it), else allocate from `heap`, copy, and free p
- * (as heap_free on `local_heap` when given). Failure leaves p untouched. */
-static void *heap_realloc_impl(heap_t *heap, heap_t *local_heap, void *p, size_t size) {
+ * waste more than half of it), else allocate from `heap`, copy, and free p.
+ * `key` is the owner key of the caller's pages (see free.c): a block of one
+ * of them is found and freed on the fast path. Failure leaves p untouched. */
+static void *heap_realloc_impl(heap_t *heap, uintptr_t key, void *p, size_t size) {
   if (!p) return heap_alloc(heap, size);
-  page_t *page;
-  enum locate_result where = locate(p, &page);
-  if (where == LOCATE_FOREIGN) return foreign_realloc(p, size);
-  if (where != LOCATE_OWN) {
-    invalid_pointer(OP_REALLOC, p, where);
-    errno = EINVAL;
-    return NULL;
+  page_t *page = local_block_page(p, key);
+  bool local = page != NULL;
+  if (!local) {
+    enum locate_result where = locate(p, &page);
+    if (where == LOCATE_FOREIGN) return foreign_realloc(p, size);
+    if (where != LOCATE_OWN) {
+      invalid_pointer(OP_REALLOC, p, where);
+      errno = EINVAL;
+      return NULL;
+    }
   }
   size_t usable = page_usable_size(page);
   if (size <= usable && (size >= usable / 2 || nsalloc_good_size(size) == usable)) return p;
   void *q = heap_alloc(heap, size);
   if (!q) return NULL;
   memcpy(q, p, size < usable ? size : usable);
-  free_checked(p, local_heap, OP_REALLOC);
+  if (local) free_local(page, p);
+  else free_checked(p, heap, OP_REALLOC);
   return q;
 }
 
-static void *heap_reallocarray_impl(heap_t *heap, heap_t *local_heap, void *p, size_t count,
+static void *heap_reallocarray_impl(heap_t *heap, uintptr_t key, void *p, size_t count,
                                     size_t size) {
   size_t total;
   if (__builtin_mul_overflow(count, size, &total)) {
     errno = ENOMEM;
     return NULL;
   }
-  return heap_realloc_impl(heap, local_heap, p, total);
+  return heap_realloc_impl(heap, key, p, total);
 }
 
 /* A NUL-terminated copy of the first `length` bytes of s. */
@@ -85,9 +90,11 @@ static char *heap_string_copy(heap_t *heap, const char *s, size_t length) {
 /* ---- default heap ----------------------------------------------------------- */
 void *nsalloc_malloc(size_t size) { return heap_alloc(tls_heap, size); }
 void *nsalloc_calloc(size_t count, size_t size) { return heap_calloc_impl(tls_heap, count, size); }
-void *nsalloc_realloc(void *p, size_t size) { return heap_realloc_impl(tls_heap, NULL, p, size); }
+void *nsalloc_realloc(void *p, size_t size) {
+  return heap_realloc_impl(tls_heap, thread_id(), p, size);
+}
 void *nsalloc_reallocarray(void *p, size_t count, size_t size) {
-  return heap_reallocarray_impl(tls_heap, NULL, p, count, size);
+  return heap_reallocarray_impl(tls_heap, thread_id(), p, count, size);
 }
 void *nsalloc_aligned_alloc(size_t alignment, size_t size) {
   return heap_aligned_impl(tls_heap, alignment, size);
@@ -123,10 +130,10 @@ void *nsalloc_heap_calloc(nsalloc_heap_t *heap, size_t count, size_t size) {
   return heap_calloc_impl(heap, count, size);
 }
 void *nsalloc_heap_realloc(nsalloc_heap_t *heap, void *p, size_t size) {
-  return heap_realloc_impl(heap, heap, p, size);
+  return heap_realloc_impl(heap, (uintptr_t)heap, p, size);
 }
 void *nsalloc_heap_reallocarray(nsalloc_heap_t *heap, void *p, size_t count, size_t size) {
-  return heap_reallocarray_impl(heap, heap, p, count, size);
+  return heap_reallocarray_impl(heap, (uintptr_t)heap, p, count, size);
 }
 void *nsalloc_heap_aligned_alloc(nsalloc_heap_t *heap, size_t alignment, size_t size) {
   return heap_aligned_impl(heap, alignment, size);

@@ -1,22 +1,36 @@
 /*
  * free.c - giving blocks back.
  *
- * nsalloc_free's fast path serves the common case in a handful of
- * instructions: a block of this copy (segment map), freed by the thread that
- * owns its page, that is a block start (page_is_block_start) and not already
- * free (its tag). Everything else - NULL, foreign and invalid pointers,
- * frees from other threads, huge blocks, a page becoming empty - takes
- * free_checked().
+ * The fast path (local_block_page + free_local) serves the common case in a
+ * few dozen instructions: a block of this copy (segment map), in a page whose
+ * owner key is the caller's (the thread id for a default heap, the heap's
+ * address for a first-class heap), that is a block start and not already free
+ * (its tag). Everything else - NULL, foreign and invalid pointers, frees from
+ * other threads, parked pages, huge blocks - takes free_checked().
  */
 #include "internal.h"
 
-/* Push onto the owner's local list. Caller: the page's owner (or the thread
- * using the page's first-class heap). */
-static inline void free_local(segment_t *seg, page_t *page, block_t *block) {
+/* The page of p when p is a live block start in a page whose owner key is
+ * `key`, so the caller may free it locally; else NULL. The segment map is
+ * read first, so a foreign p is rejected without touching its memory. */
+static inline page_t *local_block_page(const void *p, uintptr_t key) {
+  uintptr_t addr = (uintptr_t)p;
+  size_t unit = addr >> SEGMENT_SHIFT;
+  if (unlikely(unit >= MAP_ENTRIES || relaxed_load(&segment_map[unit]) != 1)) return NULL;
+  segment_t *seg = (segment_t *)(addr & ~(uintptr_t)SEGMENT_MASK);
+  page_t *page = seg->page_of[(addr >> SLICE_SHIFT) & (SLICE_COUNT - 1)];
+  if (unlikely(relaxed_load(&page->owner) != key || !page_is_block_start(page, p) ||
+               ((const block_t *)p)->tag == (uintptr_t)page))
+    return NULL;
+  return page;
+}
+
+/* Push onto the local list. Caller: the thread using the page's heap. */
+static inline void free_local(page_t *page, block_t *block) {
   block->tag = (uintptr_t)page;
   block->next = page->local_free;
   page->local_free = block;
-  if (unlikely(--page->used == 0)) page_retire_if_unused(relaxed_load(&seg->heap), page);
+  if (unlikely(--page->used == 0)) page_retire_if_unused(relaxed_load(&segment_of(page)->heap), page);
 }
 
 /* Push onto the page's thread_free list; notify the owner when the page is
@@ -40,7 +54,8 @@ static void free_remote(page_t *page, block_t *block) {
 }
 
 /* The general free: classifies p and routes it. `local_heap` is the heap the
- * caller is known to be using (heap_free), or NULL. */
+ * caller is using (its default heap, or the heap of heap_free): blocks of that
+ * heap are freed locally, a parked page going back on its queue first. */
 static noinline void free_checked(void *p, heap_t *local_heap, enum api_op op) {
   if (!p) return;
   page_t *page;
@@ -57,33 +72,31 @@ static noinline void free_checked(void *p, heap_t *local_heap, enum api_op op) {
     segment_huge_free(segment_of(page));
     return;
   }
-  segment_t *seg = segment_of(page);
-  if (relaxed_load(&page->owner) == thread_id() ||
-      (local_heap && relaxed_load(&seg->heap) == local_heap))
-    free_local(seg, page, p);
-  else
+  if (relaxed_load(&segment_of(page)->heap) != local_heap) {
     free_remote(page, p);
+    return;
+  }
+  if (page->in_full && relaxed_load(&page->kind) == PAGE_BINNED) page_unpark(local_heap, page);
+  free_local(page, p);
 }
 
+/* Out of line so that reaching the TLS heap costs nsalloc_free's fast path
+ * no stack frame. */
+static noinline void free_checked_default(void *p) { free_checked(p, tls_heap, OP_FREE); }
+
 void nsalloc_free(void *p) {
-  uintptr_t addr = (uintptr_t)p;
-  size_t unit = addr >> SEGMENT_SHIFT;
-  if (likely(unit < MAP_ENTRIES && relaxed_load(&segment_map[unit]) == 1)) {
-    segment_t *seg = (segment_t *)(addr & ~(uintptr_t)SEGMENT_MASK);
-    page_t *page = seg->page_of[(addr >> SLICE_SHIFT) & (SLICE_COUNT - 1)];
-    block_t *block = p;
-    if (likely(relaxed_load(&page->owner) == thread_id() && page_is_block_start(page, p) &&
-               block->tag != (uintptr_t)page)) {
-      free_local(seg, page, block);
-      return;
-    }
-  }
-  free_checked(p, NULL, OP_FREE);
+  page_t *page = local_block_page(p, thread_id());
+  if (likely(page != NULL)) free_local(page, p);
+  else free_checked_default(p);
 }
 
 void nsalloc_free_sized(void *p, size_t size) {
   (void)size; /* the page knows the size; nothing to gain from trusting the caller */
-  free_checked(p, NULL, OP_FREE_SIZED);
+  free_checked(p, tls_heap, OP_FREE_SIZED);
 }
 
-void nsalloc_heap_free(nsalloc_heap_t *heap, void *p) { free_checked(p, heap, OP_HEAP_FREE); }
+void nsalloc_heap_free(nsalloc_heap_t *heap, void *p) {
+  page_t *page = local_block_page(p, (uintptr_t)heap);
+  if (likely(page != NULL)) free_local(page, p);
+  else free_checked(p, heap, OP_HEAP_FREE);
+}

@@ -210,6 +210,7 @@ static page_t *heap_large_page(heap_t *heap, size_t size, size_t alignment) {
   page_init(page, slices << SLICE_SHIFT, BIN_COUNT, heap->owner);
   page->in_full = 1;
   relaxed_store(&page->thread_free, TF_FULL);
+  relaxed_store(&page->owner, 0); /* parked from birth: frees take the checked path */
   page_extend(page);
   return page;
 }
@@ -250,14 +251,16 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
 /* ---- first-class heap API ----------------------------------------------- */
 
 static heap_t *heap_checked(const nsalloc_heap_t *heap, enum api_op op) {
-  if (!heap || heap->magic != HEAP_MAGIC || heap->owner != 0)
+  if (!heap || heap->magic != HEAP_MAGIC || heap->owner != (uintptr_t)heap)
     diagnose(op, heap, "not a live first-class heap", true);
   return (heap_t *)heap;
 }
 
 nsalloc_heap_t *nsalloc_heap_new(void) {
   copy_init();
-  return heap_create(0);
+  heap_t *heap = heap_create(0);
+  if (heap) heap->owner = (uintptr_t)heap; /* the owner key of its pages */
+  return heap;
 }
 
 void nsalloc_heap_delete(nsalloc_heap_t *heap) {

@@ -98,7 +98,7 @@ struct page_s {
   /* Hot fields first: the malloc and free fast paths touch only these. */
   block_t *free;        /* blocks ready to allocate */
   block_t *local_free;  /* blocks freed by the owner thread */
-  _Atomic(uintptr_t) owner; /* thread id whose free() may use local_free; 0: none */
+  _Atomic(uintptr_t) owner; /* owner key (heap.c) allowed the local fast path; 0: none */
   uint8_t *start;       /* first block */
   uint64_t div_magic;   /* (2^64-1)/block_size + 1: d | x  <=>  x*magic < magic */
   uint32_t used;        /* blocks allocated and not yet freed-and-collected (owner only;
@@ -140,7 +140,8 @@ typedef struct page_queue_s {
 struct nsalloc_heap_s {
   page_t *direct[DIRECT_COUNT]; /* size (rounded to 16) -> first page of its bin */
   page_queue_t bins[BIN_COUNT];
-  uintptr_t owner;              /* thread id for default heaps; 0 for first-class */
+  uintptr_t owner;              /* owner key of its pages: the thread id of a default heap,
+                                 * the heap's own address for a first-class heap */
   segment_t *segments;          /* normal segments; ones with free slices first */
   _Atomic(int) full_page_freed; /* some segment of this heap has full_page_freed */
   uint64_t purge_at_ms;         /* earliest purge due in this heap's segments */
@@ -273,6 +274,7 @@ static size_t page_pending_remote(const page_t *page);
 static void page_queue_push_front(heap_t *heap, page_t *page);
 static void page_queue_remove(heap_t *heap, page_t *page);
 static bool page_settle(heap_t *heap, page_t *page);
+static void page_unpark(heap_t *heap, page_t *page);
 static void page_retire_if_unused(heap_t *heap, page_t *page);
 /* segment.c */
 static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align);

@@ -117,24 +117,35 @@ static void page_queue_remove(heap_t *heap, page_t *page) {
   if (was_first) heap_update_direct(heap, page->bin);
 }
 
+/* A parked binned page goes back on its queue (it has, or is about to get, a
+ * free block) and its owner key is restored, so local frees take the fast
+ * path again. A remote free racing with the TF_FULL clear merely notifies.
+ * (Large pages stay parked for life: their one block is all they hold.) */
+static void page_unpark(heap_t *heap, page_t *page) {
+  page->in_full = 0;
+  atomic_fetch_and(&page->thread_free, ~TF_FULL);
+  relaxed_store(&page->owner, heap->owner);
+  page_queue_push_front(heap, page);
+}
+
 /* Take an off-queue page and decide where it goes, given what was collected:
- * freed when empty, back on its queue when it can allocate, else it stays
- * parked with TF_FULL set (retrying when a remote free slips in). Returns true
+ * freed when empty, back on its queue when it can allocate, else parked:
+ * TF_FULL set (retrying when a remote free slips in) and owner key 0, so even
+ * the owner's frees take free_checked(), which unparks the page. Returns true
  * when freeing the page released its whole segment. Owner only. */
 static bool page_settle(heap_t *heap, page_t *page) {
   for (;;) {
     if (page->used == 0) return segment_page_free(heap, page);
     if (relaxed_load(&page->kind) == PAGE_BINNED &&
         (page->free || page->capacity < page->reserved)) {
-      page->in_full = 0;
-      atomic_fetch_and(&page->thread_free, ~TF_FULL);
-      page_queue_push_front(heap, page);
+      page_unpark(heap, page);
       return false;
     }
     uintptr_t old = relaxed_load(&page->thread_free);
     if (!(old & TF_PTR_MASK) &&
         atomic_compare_exchange_strong(&page->thread_free, &old, old | TF_FULL)) {
       page->in_full = 1;
+      relaxed_store(&page->owner, 0);
       return false;
     }
     page_collect(page);

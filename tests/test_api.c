@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool aligned(const void *p, size_t alignment) { return ((uintptr_t)p & (alignment - 1)) == 0; }
+static bool aligned(const void *p, size_t alignment) {
+  return ((uintptr_t)p & (alignment - 1)) == 0;
+}
 
 static size_t in_use_bytes(void) {
   nsalloc_stats_t stats;
@@ -79,7 +81,8 @@ static void test_calloc_zeroes_recycled_memory(void) {
       uint8_t *p = nsalloc_calloc(1, size);
       CHECK(p != NULL);
       bool zero = true;
-      for (size_t j = 0; j < size && p; j++) zero &= p[j] == 0;
+      for (size_t j = 0; j < size && p; j++)
+        zero &= p[j] == 0;
       CHECK(zero);
       nsalloc_free(p);
     }
@@ -211,7 +214,8 @@ static void test_stats_balance(void) {
   CHECK(stats.committed_bytes > 0 && stats.reserved_bytes >= stats.committed_bytes);
   CHECK(stats.page_bytes <= stats.peak_page_bytes);
   CHECK(stats.heaps >= 1 && stats.segments >= 1 && stats.pages >= 1);
-  for (int i = 0; i < 100; i++) nsalloc_free(blocks[i]);
+  for (int i = 0; i < 100; i++)
+    nsalloc_free(blocks[i]);
   CHECK_EQ(in_use_bytes(), base);
 }
 
@@ -256,12 +260,40 @@ static void test_heaps(void) {
 static void test_heap_destroy(void) {
   size_t base = in_use_bytes();
   nsalloc_heap_t *heap = nsalloc_heap_new();
-  for (int i = 0; i < 10000; i++) CHECK(nsalloc_heap_malloc(heap, (size_t)(i % 300) + 1));
+  for (int i = 0; i < 10000; i++)
+    CHECK(nsalloc_heap_malloc(heap, (size_t)(i % 300) + 1));
   CHECK(nsalloc_heap_malloc(heap, (size_t)9 << 20));
   CHECK(nsalloc_heap_malloc(heap, (size_t)1 << 20));
   CHECK(in_use_bytes() > base + ((size_t)10 << 20));
   nsalloc_heap_destroy(heap);
   CHECK_EQ(in_use_bytes(), base);
+}
+
+/* Blocks the owner frees into full pages are reused before new pages are
+ * made: freeing every other block of a large set and allocating as many again
+ * must not grow the pages (for the default heap and a first-class heap). */
+static void reuse_scenario(nsalloc_heap_t *heap) {
+  enum { COUNT = 100000 };
+  static void *blocks[COUNT];
+  for (int i = 0; i < COUNT; i++)
+    blocks[i] = heap ? nsalloc_heap_malloc(heap, 64) : nsalloc_malloc(64);
+  nsalloc_stats_t before, after;
+  nsalloc_stats(&before);
+  for (int i = 0; i < COUNT; i += 2)
+    heap ? nsalloc_heap_free(heap, blocks[i]) : nsalloc_free(blocks[i]);
+  for (int i = 0; i < COUNT; i += 2)
+    blocks[i] = heap ? nsalloc_heap_malloc(heap, 64) : nsalloc_malloc(64);
+  nsalloc_stats(&after);
+  CHECK_EQ(after.page_bytes, before.page_bytes);
+  for (int i = 0; i < COUNT; i++)
+    heap ? nsalloc_heap_free(heap, blocks[i]) : nsalloc_free(blocks[i]);
+}
+
+static void test_full_pages_are_reused(void) {
+  reuse_scenario(NULL);
+  nsalloc_heap_t *heap = nsalloc_heap_new();
+  reuse_scenario(heap);
+  nsalloc_heap_destroy(heap);
 }
 
 static void test_options(void) {
@@ -294,7 +326,8 @@ static void test_purge_returns_memory(void) {
   }
   nsalloc_stats(&during);
   CHECK(during.committed_bytes >= before.committed_bytes + COUNT * 8000);
-  for (int i = 0; i < COUNT; i++) nsalloc_free(blocks[i]);
+  for (int i = 0; i < COUNT; i++)
+    nsalloc_free(blocks[i]);
   nsalloc_collect(true);
   nsalloc_stats(&after);
   CHECK(after.committed_bytes <= before.committed_bytes + ((size_t)1 << 20));
@@ -331,6 +364,7 @@ int main(int argc, char **argv) {
       TEST(test_stats_balance),
       TEST(test_heaps),
       TEST(test_heap_destroy),
+      TEST(test_full_pages_are_reused),
       TEST(test_options),
       TEST(test_purge_returns_memory),
       TEST(test_identity),
