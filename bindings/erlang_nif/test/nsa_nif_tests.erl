@@ -214,6 +214,24 @@ on_scheduler(Id, Fun) ->
     {_, Ref} = spawn_opt(fun() -> exit({done, Fun()}) end, [{scheduler, Id}, monitor]),
     receive {'DOWN', Ref, process, _, {done, Result}} -> Result end.
 
+%% ---- load_info options ---------------------------------------------------------
+
+load_options_test_() ->
+    {timeout, 30, fun load_options/0}.
+
+load_options() ->
+    {module, nsa_t7} = code:ensure_loaded(nsa_t7),
+    Path = filename:join(priv_dir(), "nsa_t7"),
+    [?assertMatch({error, {load, _}}, nsa_t7:init(Path, #{nsalloc => Bad}))
+     || Bad <- [#{sourse => beam}, #{source => heap}, #{segment_cache => -1},
+                #{foreign_policy => forward}, #{notify => not_a_pid}, not_a_map]],
+    ok = nsa_t7:init(Path, #{nsalloc => #{source => beam, segment_cache => 2,
+                                          foreign_policy => report, notify => self()},
+                             other_key => ignored}),
+    #{hold := Hold} = Api = nsa_t7:api(),
+    _ = Hold(10, 100, normal),
+    ?assertMatch(#{source := beam, prefix := <<"nif_a_">>, in_use_blocks := 11}, stats(Api)).
+
 %% ---- helpers -------------------------------------------------------------------
 
 %% erlang:memory(system) - Base once it is below Limit, or after Tries polls:
