@@ -82,9 +82,11 @@ static bool options_parse(ErlNifEnv *env, ERL_NIF_TERM load_info, options_t *out
  * core takes it only before its first allocation); the rest may change. */
 static int configure(const options_t *opt) {
   if (!glue.configured) {
-    glue.source = opt->source < 0 ? NSALLOC_NIF_SOURCE_MMAP : (enum nsalloc_nif_source)opt->source;
-    if (glue.source == NSALLOC_NIF_SOURCE_BEAM && nsalloc_set_os_source(nsalloc_nif_beam_source()))
+    enum nsalloc_nif_source source =
+        opt->source < 0 ? NSALLOC_NIF_SOURCE_MMAP : (enum nsalloc_nif_source)opt->source;
+    if (source == NSALLOC_NIF_SOURCE_BEAM && nsalloc_set_os_source(nsalloc_nif_beam_source()))
       return 1;
+    glue.source = source;
     glue.configured = true;
   } else if (opt->source >= 0 && (enum nsalloc_nif_source)opt->source != glue.source) {
     return 1;
