@@ -5,7 +5,7 @@
  * A heap owns normal segments. Only the thread using a heap touches its
  * queues, segment list and pages' local lists; other threads reach a heap's
  * pages only through thread_free and the full_page_freed flags. Heap
- * descriptors come from the copy's metadata chunks and are recycled, never
+ * descriptors (a static pool, then metadata chunks) are recycled, never
  * unmapped, so a remote thread that raises a flag on a heap that has just been
  * deleted writes into a valid (if reused) descriptor: at worst one spurious
  * sweep.
@@ -24,12 +24,20 @@ static heap_t empty_heap = {.direct = {[0 ... DIRECT_COUNT - 1] = &unused_page}}
  * (TLSDESC in shared objects, initial-exec in the override library). */
 static _Thread_local heap_t *tls_heap = &empty_heap;
 
+/* Heap descriptors come first from a static pool, which goes away with the
+ * module when it is unloaded (threads' default heaps are still registered
+ * then, so their descriptors cannot be returned one by one); only when more
+ * than HEAP_POOL heaps are live at once do they come from mmap'd chunks. */
+#define HEAP_POOL 256
+static heap_t heap_pool[HEAP_POOL];
+
 static heap_t *heap_descriptor_alloc(void) {
   heap_t *heap = copy.free_heaps;
   if (heap) {
     copy.free_heaps = heap->next;
     return heap;
   }
+  if (copy.heap_pool_used < HEAP_POOL) return &heap_pool[copy.heap_pool_used++];
   if (copy.meta_end - copy.meta_bump < (ptrdiff_t)sizeof(heap_t)) {
     void *chunk = mmap(NULL, META_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (chunk == MAP_FAILED) return NULL;

@@ -53,6 +53,43 @@ void nsalloc_shutdown(void) {
   }
 }
 
+/* Detach every segment without a live block from its heap (or from the
+ * abandoned list) onto `out`. Lock held; the copy is quiescent by contract. */
+static void unload_collect_unused(segment_t **out) {
+  for (heap_t *heap = copy.heaps; heap; heap = heap->next)
+    for (segment_t *seg = heap->segments, *next; seg; seg = next) {
+      next = seg->heap_next;
+      if (segment_has_live_blocks(seg)) continue;
+      segment_unlink_heap(heap, seg);
+      seg->list_next = *out;
+      *out = seg;
+    }
+  for (segment_t **link = &copy.abandoned; *link;) {
+    segment_t *seg = *link;
+    if (segment_has_live_blocks(seg)) {
+      link = &seg->list_next;
+      continue;
+    }
+    *link = seg->list_next;
+    atomic_fetch_sub(&copy.abandoned_count, 1);
+    seg->list_next = *out;
+    *out = seg;
+  }
+}
+
+void nsalloc_unload(void) {
+  nsalloc_shutdown();
+  segment_t *unused = NULL;
+  pthread_mutex_lock(&copy.lock);
+  unload_collect_unused(&unused);
+  pthread_mutex_unlock(&copy.lock);
+  while (unused) {
+    segment_t *next = unused->list_next;
+    segment_unmap(unused);
+    unused = next;
+  }
+}
+
 /* Runs at dlclose() of the module holding this copy (and at exit): after it,
  * no thread-exit callback can reach this module's code. */
 __attribute__((destructor)) static void copy_unload(void) { nsalloc_shutdown(); }

@@ -225,7 +225,8 @@ typedef struct copy_state_s {
   size_t cache_count;
   heap_t *heaps;        /* live heaps */
   heap_t *free_heaps;   /* recycled heap descriptors (metadata is never unmapped) */
-  uint8_t *meta_bump, *meta_end;
+  size_t heap_pool_used; /* descriptors taken from heap.c's static pool */
+  uint8_t *meta_bump, *meta_end; /* mmap'd descriptor chunk beyond the pool */
   long options[NSALLOC_OPTION_COUNT];
   nsalloc_forward_t forward;
   nsalloc_message_fn message_fn;
@@ -281,6 +282,8 @@ static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align);
 static bool segment_page_free(heap_t *heap, page_t *page);
 static page_t *segment_next_page(segment_t *seg, size_t *index);
 static void segment_drop(segment_t *seg);
+static bool segment_has_live_blocks(segment_t *seg);
+static void segment_unlink_heap(heap_t *heap, segment_t *seg);
 static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment);
 static void segment_huge_free(segment_t *seg);
 static void segment_unmap(segment_t *seg);

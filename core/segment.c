@@ -259,6 +259,15 @@ static page_t *segment_next_page(segment_t *seg, size_t *index) {
   return NULL;
 }
 
+/* Does any page of the segment hold a block that is neither free nor on its
+ * way back through thread_free? */
+static bool segment_has_live_blocks(segment_t *seg) {
+  size_t index = 1;
+  for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;)
+    if (page->used > page_pending_remote(page)) return true;
+  return false;
+}
+
 /* Forget every page of a segment at once (heap_destroy) and release it. */
 static void segment_drop(segment_t *seg) {
   size_t index = 1;

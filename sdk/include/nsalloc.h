@@ -82,6 +82,7 @@ extern "C" {
 #define nsalloc_version           NSALLOC_NAME(version)
 #define nsalloc_prefix            NSALLOC_NAME(prefix)
 #define nsalloc_shutdown          NSALLOC_NAME(shutdown)
+#define nsalloc_unload            NSALLOC_NAME(unload)
 
 /* ---- standard allocation ------------------------------------------------ */
 /* Every pointer returned is aligned to at least 16 bytes. malloc(0) returns a
@@ -226,6 +227,12 @@ NSALLOC_API const char *nsalloc_prefix(void);
  * Live blocks stay valid; threads that exit later no longer return their
  * caches. Idempotent. */
 NSALLOC_API void nsalloc_shutdown(void);
+/* For a module's unload hook, when no thread will ever call into this copy
+ * again (e.g. a NIF's unload, just before dlclose): shut down, then return to
+ * the OS every segment holding no live block, whichever thread's heap it
+ * belongs to (threads that are still alive never give theirs back otherwise).
+ * Segments with live blocks stay mapped and their blocks valid. */
+NSALLOC_API void nsalloc_unload(void);
 
 #ifdef __cplusplus
 }

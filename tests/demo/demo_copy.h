@@ -16,6 +16,7 @@ typedef struct demo_copy {
   void (*stats)(nsalloc_stats_t *out);
   int (*set_foreign_policy)(nsalloc_policy_t policy, const nsalloc_forward_t *forward);
   void (*set_message_handler)(nsalloc_message_fn handler, void *arg);
+  void (*unload)(void);
 } demo_copy;
 
 typedef const demo_copy *(*demo_copy_entry)(void);
