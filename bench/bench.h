@@ -55,14 +55,15 @@ typedef struct bench_kernel_s {
   const char *what; /* one line for --list */
 } bench_kernel_t;
 
-/* The measured region: callgrind collects only between begin and end (the
- * runner starts it with --collect-atstart=no) and the wall clock reported is
- * its duration. Each kernel calls begin and end exactly once, after warm-up and
+/* The measured region: callgrind instruments only between begin and end (the
+ * runner starts it with --instr-atstart=no) and the wall clock and CPU time
+ * reported are its duration. Each kernel calls begin and end exactly once, after warm-up and
  * before teardown. */
 void bench_region_begin(void);
 void bench_region_end(void);
 bool bench_region_done(void);
 double bench_region_seconds(void);
+double bench_region_cpu_seconds(void); /* user + system, all threads */
 
 /* Prints a message and exits with status 2 (an allocation failed, a block lost
  * its contents, an alignment was not honoured...). */

@@ -6,7 +6,8 @@
  *   bench-<arm> --info                              arm name and where malloc lives
  *
  * A run prints one line of key=value pairs the runner parses:
- *   kernel=... arm=... ops=... checksum=... seconds=... rss_final_kib=... defects=...
+ *   kernel=... arm=... ops=... checksum=... seconds=... cpu_seconds=...
+ *   rss_final_kib=... defects=...
  * BENCH_PERTURB=1 flips the checksum's low bit: the negative control that
  * proves the runner's parity check fails when an arm does different work.
  */
@@ -72,9 +73,9 @@ int main(int argc, char **argv) {
   if (!bench_region_done()) bench_fail("kernel %s did not close its measured region", kernel->name);
   const char *perturb = getenv("BENCH_PERTURB");
   if (perturb && strcmp(perturb, "1") == 0) result.checksum ^= 1;
-  printf("kernel=%s arm=%s ops=%" PRIu64 " checksum=%016" PRIx64 " seconds=%.6f "
+  printf("kernel=%s arm=%s ops=%" PRIu64 " checksum=%016" PRIx64 " seconds=%.6f cpu_seconds=%.6f "
          "rss_final_kib=%zu defects=%" PRIu64 "\n",
          kernel->name, bench_arm->name, result.ops, result.checksum, bench_region_seconds(),
-         bench_rss_kib(), bench_defect_count());
+         bench_region_cpu_seconds(), bench_rss_kib(), bench_defect_count());
   return 0;
 }

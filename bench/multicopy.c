@@ -6,8 +6,10 @@
  *   bench-multicopy churn K T N DIR   T threads, N ops each; op i of a thread
  *       frees and re-allocates a random block of a live set spread over K
  *       copies (block slot s belongs to copy s % K). Prints the harness line.
- *   bench-multicopy rss K DIR         RSS before loading, after loading K
- *       copies, and after one malloc+free in each (an idle, initialised copy).
+ *   bench-multicopy rss K DIR [control]   RSS growth (all, and anonymous only)
+ *       after loading K copies, and after one malloc+free in each (an idle,
+ *       initialised copy); `control` loads the allocator-free control module
+ *       instead, whose growth is dlopen()'s own cost.
  *
  * The work (sizes, values, checksum) does not depend on K: only how the blocks
  * are spread over copies does, so throughput must stay flat as K grows if the
@@ -29,11 +31,15 @@
 static const bench_alloc_t *copies[MAX_COPIES];
 static unsigned copy_count;
 
-static void load_copies(unsigned k, const char *dir) {
-  if (k < 1 || k > MAX_COPIES) bench_fail("1..%d copies", MAX_COPIES);
+/* k copy modules, or (control) the allocator-free control module once. */
+static void load_copies(unsigned k, const char *dir, bool control) {
+  if (k < 1 || k > MAX_COPIES || (control && k != 1)) bench_fail("1..%d copies", MAX_COPIES);
   for (unsigned i = 0; i < k; i++) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/libbench-copy-%02u.so", dir, i);
+    if (control)
+      snprintf(path, sizeof path, "%s/libbench-copy-control.so", dir);
+    else
+      snprintf(path, sizeof path, "%s/libbench-copy-%02u.so", dir, i);
     void *module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!module) bench_fail("dlopen: %s", dlerror());
     copies[i] = dlsym(module, "bench_module_arm");
@@ -75,7 +81,7 @@ static void *mc_thread(void *arg) {
 }
 
 static int churn(unsigned k, unsigned threads, uint64_t n, const char *dir) {
-  load_copies(k, dir);
+  load_copies(k, dir, false);
   mc_thread_t *t = calloc(threads, sizeof *t);
   if (!t) bench_fail("out of memory");
   for (unsigned i = 0; i < threads; i++)
@@ -88,19 +94,32 @@ static int churn(unsigned k, unsigned threads, uint64_t n, const char *dir) {
     sum += t[i].sum;
   free(t);
   printf("kernel=multicopy-%u arm=nsalloc ops=%" PRIu64 " checksum=%016" PRIx64
-         " seconds=%.6f rss_final_kib=%zu\n",
-         k, n * threads, sum, bench_region_seconds(), bench_rss_kib());
+         " seconds=%.6f cpu_seconds=%.6f rss_final_kib=%zu\n",
+         k, n * threads, sum, bench_region_seconds(), bench_region_cpu_seconds(), bench_rss_kib());
   return 0;
 }
 
-static int rss(unsigned k, const char *dir) {
-  size_t base = bench_rss_kib();
-  load_copies(k, dir);
-  size_t loaded = bench_rss_kib();
+/* Anonymous resident KiB (smaps_rollup): the part of RSS that is this
+ * process's own, as opposed to file pages of the modules' code. */
+static size_t anon_kib(void) {
+  FILE *f = fopen("/proc/self/smaps_rollup", "r");
+  char line[256];
+  size_t kib = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "Anonymous: %zu kB", &kib) == 1) break;
+  if (f) fclose(f);
+  return kib;
+}
+
+static int rss(unsigned k, const char *dir, bool control) {
+  size_t base = bench_rss_kib(), base_anon = anon_kib();
+  load_copies(k, dir, control);
+  size_t loaded = bench_rss_kib(), loaded_anon = anon_kib();
   for (unsigned i = 0; i < k; i++)
     copies[i]->free(bench_check(copies[i]->malloc(64), 64));
-  size_t used = bench_rss_kib();
-  printf("rss copies=%u base_kib=%zu loaded_kib=%zu used_kib=%zu\n", k, base, loaded, used);
+  size_t used = bench_rss_kib(), used_anon = anon_kib();
+  printf("rss copies=%u loaded_kib=%zu used_kib=%zu loaded_anon_kib=%zu used_anon_kib=%zu\n", k,
+         loaded - base, used - base, loaded_anon - base_anon, used_anon - base_anon);
   return 0;
 }
 
@@ -108,7 +127,8 @@ int main(int argc, char **argv) {
   if (argc == 6 && strcmp(argv[1], "churn") == 0)
     return churn((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]), strtoull(argv[4], NULL, 10),
                  argv[5]);
-  if (argc == 4 && strcmp(argv[1], "rss") == 0) return rss((unsigned)atoi(argv[2]), argv[3]);
-  fprintf(stderr, "usage: %s churn K THREADS N DIR | rss K DIR\n", argv[0]);
+  if ((argc == 4 || argc == 5) && strcmp(argv[1], "rss") == 0)
+    return rss((unsigned)atoi(argv[2]), argv[3], argc == 5 && strcmp(argv[4], "control") == 0);
+  fprintf(stderr, "usage: %s churn K THREADS N DIR | rss K DIR [control]\n", argv[0]);
   return 1;
 }

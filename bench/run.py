@@ -56,10 +56,10 @@ CLASSIC_ST = [  # single-threaded classic kernels: callgrind
     ("malloc-large", 60, 4, 1),
 ]
 CLASSIC_MT = [  # multi-threaded classic kernels: interleaved wall clock
-    ("larson", 2000000, 2000, None),
-    ("xmalloc", 2000000, 2000, None),
-    ("mstress", 1000000, 2000, None),
-    ("alloc-test", 2000000, 2000, None),
+    ("larson", 4000000, 2000, None),
+    ("xmalloc", 4000000, 2000, None),
+    ("mstress", 2000000, 2000, None),
+    ("alloc-test", 4000000, 2000, None),
     ("cache-scratch", 1000, 10, None),
     ("xthread-free", 1000000, 1024, 2),
     ("malloc-large", 100, 4, 1),
@@ -73,7 +73,7 @@ PROGRAMS = [
     ("sqlite3", ["sqlite3", ":memory:"], {}, 20000, 300, "workload.sql"),
     ("perl", ["perl", "{programs}/alloc.pl", "{n}"],
      {"PERL_HASH_SEED": "0", "PERL_PERTURB_KEYS": "0"}, 4000, 200, None),
-    ("jq", ["jq", "-c", "-f", "{programs}/transform.jq", "{work}/jq-{n}.json"], {}, 6000, 100, None),
+    ("jq", ["jq", "-c", "-f", "{programs}/transform.jq", "{work}/jq-{n}.json"], {}, 2500, 100, None),
     ("xz", ["xz", "-c", "-6", "-T1", "{work}/xz-{n}.txt"], {}, 1500, 20, None),
 ]
 MULTICOPY = [1, 4, 16]
@@ -149,6 +149,7 @@ def parse_line(text):
         raise Failure("no result line in: " + text[-500:])
     result["ops"] = int(result["ops"])
     result["seconds"] = float(result["seconds"])
+    result["cpu_seconds"] = float(result.get("cpu_seconds", 0))
     result["rss_final_kib"] = int(result["rss_final_kib"])
     result["defects"] = int(result.get("defects", 0))
     result["samples"] = samples
@@ -201,7 +202,7 @@ class Runner:
         out = os.path.join(self.work, "callgrind.%s.%s.out" % (tag, arm.label))
         vg = ["valgrind", "--tool=callgrind", "-q", "--callgrind-out-file=" + out]
         if region:
-            vg.append("--collect-atstart=no")
+            vg.append("--instr-atstart=no")
         full_env = dict(env if env is not None else self.arm_env(arm))
         proc = run(vg + cmd, full_env, stdin)
         return proc, callgrind_total(out), out
@@ -233,10 +234,17 @@ class Runner:
 
 
 def callgrind_total(path):
+    """The profile's event total ("totals:" at the end; the "summary:" header
+    stays 0 when instrumentation starts late)."""
+    found = {}
     with open(path) as f:
         for line in f:
             if line.startswith("summary:") or line.startswith("totals:"):
-                return int(line.split()[1])
+                found[line.split(":")[0]] = int(line.split()[1])
+    if "totals" in found:
+        return found["totals"]
+    if "summary" in found:
+        return found["summary"]
     raise Failure("no totals in " + path)
 
 
@@ -350,14 +358,16 @@ def interleaved_section(r, arms, specs, pairs, smoke):
         n = small if smoke else full
         t = threads or threads_default
         times = {a.label: [] for a in arms}
+        cpu = {a.label: [] for a in arms}
         peaks = {a.label: [] for a in arms}
         for rnd in range(pairs):
             for arm in (arms if rnd % 2 == 0 else arms[::-1]):
                 res = r.native(arm, kernel, n, t)
                 times[arm.label].append(res["seconds"])
+                cpu[arm.label].append(res["cpu_seconds"])
                 peaks[arm.label].append(res["peak_kib"])
                 ops = res["ops"]
-        results["%s (T=%d)" % (kernel, t)] = {"times": times, "peaks": peaks, "ops": ops,
+        results["%s (T=%d)" % (kernel, t)] = {"times": times, "cpu": cpu, "peaks": peaks, "ops": ops,
                                               "kernel": kernel}
     return results
 
@@ -377,15 +387,18 @@ def throughput_ratios(entry, base="nsalloc"):
 def wall_table(results, arms):
     labels = [a.label for a in arms if a.label != "nsalloc" and a.label != "null"]
     headers = (["kernel", "nsalloc Mops/s"] + ["vs %s" % l for l in labels]
-               + ["null arm: median [min, max]"])
+               + ["null arm: median [min, max]", "CPU time: vs mimalloc, null"])
     rows, ratios = [], {}
     for name, entry in results.items():
         tr = throughput_ratios(entry)
         ratios[name] = {l: tr[l][0] for l in tr}
         mops = entry["ops"] / statistics.median(entry["times"]["nsalloc"]) / 1e6
         null = tr.get("null", (float("nan"),) * 3)
+        cpu = throughput_ratios({"times": entry["cpu"]})
         rows.append([name, "%.2f" % mops] + [fmt_ratio(tr[l][0]) for l in labels]
-                    + ["%.3f [%.3f, %.3f]" % null])
+                    + ["%.3f [%.3f, %.3f]" % null,
+                       "%s, %s" % (fmt_ratio(cpu.get("mimalloc", (None,))[0]),
+                                   fmt_ratio(cpu.get("null", (None,))[0]))])
     return md_table(headers, rows), ratios
 
 
@@ -510,14 +523,12 @@ def multicopy_section(r, smoke, pairs):
         for arm in (arms if rnd % 2 == 0 else arms[::-1]):
             times[arm.label].append(churn(arm, 2, n_wall, False)["seconds"])
     rss = {}
-    for k in (1, 16):
+    for k, extra in ((1, []), (16, []), ("control", ["control"])):
         samples = []
-        for _ in range(1 if smoke else 3):
-            line = run([exe, "rss", str(k), copies_dir]).stdout.decode()
-            fields = dict(f.split("=") for f in line.split()[1:])
-            samples.append((int(fields["loaded_kib"]) - int(fields["base_kib"]),
-                            int(fields["used_kib"]) - int(fields["base_kib"])))
-        rss[k] = (statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples))
+        for _ in range(1 if smoke else 7):
+            line = run([exe, "rss", "1" if extra else str(k), copies_dir] + extra).stdout.decode()
+            samples.append({f.split("=")[0]: int(f.split("=")[1]) for f in line.split()[1:]})
+        rss[k] = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
     return {"ir": ir, "times": times, "rss": rss, "n_ir": n_ir, "n_wall": n_wall}
 
 
@@ -551,7 +562,7 @@ def write_chart(path, work, data):
     if not shutil.which("gnuplot"):
         raise Failure("gnuplot not installed (scripts/bench-deps.txt)")
     series = ["nsalloc", "glibc", "jemalloc", "tcmalloc"]
-    lines = ['set terminal svg size 1500,960 dynamic enhanced font "sans,10" background "white"',
+    lines = ['set terminal svg size 1500,960 dynamic noenhanced font "sans,10" background "white"',
              'set output "%s"' % path,
              "set multiplot layout 2,3 title \"nsalloc vs peers (%s)\"" % data["title"],
              "set style data histograms", "set style histogram clustered gap 1",
@@ -563,7 +574,7 @@ def write_chart(path, work, data):
         lines.append("$%s << EOD" % name)
         lines.append("x " + " ".join(series))
         for label, values in rows:
-            lines.append(label.replace(" ", "_") + " " + " ".join(
+            lines.append('"%s" ' % label + " ".join(
                 "%.4f" % values[s] if values.get(s) else "NaN" for s in series))
         lines.append("EOD")
         lines.append("set title \"%s\"" % title)
@@ -578,7 +589,7 @@ def write_chart(path, work, data):
 
     histogram("perop", "Per-operation scan: instructions / op vs mimalloc (lower is better)",
               "ratio to mimalloc (log)", data["perop"])
-    histogram("programs", "Whole programs (LD\\_PRELOAD): instructions vs mimalloc",
+    histogram("programs", "Whole programs (LD_PRELOAD): instructions vs mimalloc",
               "ratio to mimalloc (log)", data["programs"])
     histogram("mt", "Multi-threaded kernels: throughput vs mimalloc (higher is better)",
               "ratio to mimalloc (log)", data["mt"])
@@ -613,7 +624,7 @@ def write_chart(path, work, data):
     lines.append("$mc << EOD")
     lines.append("x instructions/op throughput")
     for label, ir, tput in data["multicopy"]:
-        lines.append("%s %.4f %.4f" % (label.replace(" ", "_"), ir, tput))
+        lines.append('"%s" %.4f %.4f' % (label, ir, tput))
     lines.append("EOD")
     lines.append("set arrow 2 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2")
     lines.append("plot $mc using 2:xtic(1) title columnhead(2), '' using 3 title columnhead(3)")
@@ -640,6 +651,16 @@ def machine_info():
         pass
     return "%s, %d CPUs, %s RAM, %s %s" % (cpu, os.cpu_count() or 0, mem, platform.system(),
                                           platform.release())
+
+
+def source_version():
+    """The commit the suite measured, and whether core/ had local changes."""
+    try:
+        head = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.decode().strip()
+        dirty = run(["git", "-C", ROOT, "status", "--porcelain", "--", "core", "sdk"]).stdout
+        return head + (" with uncommitted changes in core/ or sdk/" if dirty.strip() else "")
+    except (Failure, FileNotFoundError):
+        return "unknown (not a git checkout)"
 
 
 def package_versions():
@@ -713,7 +734,8 @@ def write_document(r, out, chart, m):
     rss_ratio = [(w, p["nsalloc"] / p["mimalloc"]) for w, p in rss_rows if p.get("mimalloc")]
     worst_rss = max(rss_ratio, key=lambda x: x[1]) if rss_ratio else ("n/a", float("nan"))
     mc = m["multicopy"]
-    idle1, idle16 = mc["rss"][1][1], mc["rss"][16][1]
+    control = mc["rss"]["control"]["used_kib"]
+    idle1, idle16 = mc["rss"][1]["used_kib"] - control, mc["rss"][16]["used_kib"] - control
     t = TARGETS
     targets = [
         ["per-op geomean nsalloc/mimalloc Ir", "<= %.2f" % t["per_op_geomean"],
@@ -749,9 +771,10 @@ def write_document(r, out, chart, m):
     doc.append("# nsalloc benchmarks\n")
     doc.append("_Generated by `bench/run.py` (`make bench`); every number below was measured by "
                "that run. Do not edit by hand: edit `bench/` and re-run._\n")
-    doc.append("- **Date:** %s\n- **Machine:** %s\n- **Build:** %s, %s\n- **Peers:** %s\n"
+    doc.append("- **Date:** %s\n- **Machine:** %s\n- **Source:** nsalloc %s\n"
+               "- **Build:** %s, %s\n- **Peers:** %s\n"
                "- **Command:** `%s` (%.0f s)\n" % (
-                   m["date"], machine_info(), r.cfg["build_type"], r.cfg["compiler"],
+                   m["date"], machine_info(), m["source"], r.cfg["build_type"], r.cfg["compiler"],
                    package_versions(), m["command"], m["elapsed"]))
     doc.append("## Targets\n")
     doc.append("%d of %d targets met.%s\n" % (len(targets) - len(missed), len(targets),
@@ -805,9 +828,18 @@ def write_document(r, out, chart, m):
                                              m["pairs"]))
     doc.append(md_table(["copies", "Ir/op", "vs 1 copy", "Mops/s",
                          "throughput vs 1 copy: median [min, max]"], mc_rows) + "\n")
-    doc.append("Idle RSS (over the process before loading; median of runs): one copy loaded "
-               "%d KiB, after one malloc+free %d KiB; 16 copies loaded %d KiB, after one "
-               "malloc+free each %d KiB.\n" % (mc["rss"][1][0], idle1, mc["rss"][16][0], idle16))
+    doc.append("Idle RSS: growth over the process before loading (median of runs). The "
+               "control is a module of the same shape with no allocator (it forwards to the C "
+               "library): its growth is what dlopen() itself costs, and the targets count a "
+               "copy's growth beyond it. Anonymous memory is the part that is not the modules' "
+               "code pages.\n")
+    doc.append(md_table(["modules", "loaded", "after one malloc+free each", "of which anonymous",
+                         "beyond the control"],
+                        [[k, "%d KiB" % v["loaded_kib"], "%d KiB" % v["used_kib"],
+                          "%d KiB" % v["used_anon_kib"],
+                          "%d KiB" % (v["used_kib"] - control) if k != "control" else ""]
+                         for k, v in ((1, mc["rss"][1]), (16, mc["rss"][16]),
+                                      ("control", mc["rss"]["control"]))]) + "\n")
     doc.append("## 5. Memory\n")
     doc.append("### Peak RSS (KiB, `/usr/bin/time`; multi-threaded rows: median over rounds)\n")
     rss_labels = [l for l in ["nsalloc", "nsalloc-override", "glibc", "mimalloc", "jemalloc",
@@ -949,14 +981,14 @@ def main():
     def step(name):
         print("[%6.1f s] %s" % (time.time() - start, name), flush=True)
 
-    m = {"karms": karms, "parms": parms, "pairs": pairs}
+    m = {"karms": karms, "parms": parms, "pairs": pairs, "source": source_version()}
     if args.only:
         return run_only(r, m, args.only.split(","), pairs)
     try:
         step("checking arms")
         m["arm_check"] = check_arms(r, karms, parms)
         if args.parity_only:
-            for kernel, full, small, threads in PER_OP + CLASSIC_ST + CLASSIC_MT:
+            for kernel, full, small, threads in PER_OP + CLASSIC_ST:
                 for arm in karms:
                     r.native(arm, kernel, small, threads or 2)
         else:
