@@ -54,16 +54,26 @@ void nsalloc_shutdown(void) {
 }
 
 /* Detach every segment without a live block from its heap (or from the
- * abandoned list) onto `out`. Lock held; the copy is quiescent by contract. */
+ * abandoned list) onto `out`, and take its (empty) pages off the heap's
+ * queues, so the copy stays consistent: a late free into a remaining segment
+ * (a resource destructor after a NIF's unload) still works. Lock held; no
+ * thread allocates from the copy any more, by contract. */
 static void unload_collect_unused(segment_t **out) {
-  for (heap_t *heap = copy.heaps; heap; heap = heap->next)
+  for (heap_t *heap = copy.heaps; heap; heap = heap->next) {
     for (segment_t *seg = heap->segments, *next; seg; seg = next) {
       next = seg->heap_next;
       if (segment_has_live_blocks(seg)) continue;
       segment_unlink_heap(heap, seg);
+      relaxed_store(&seg->heap, NULL);
       seg->list_next = *out;
       *out = seg;
     }
+    for (size_t bin = 0; bin < BIN_COUNT; bin++)
+      for (page_t *page = heap->bins[bin].first, *next; page; page = next) {
+        next = page->next;
+        if (!relaxed_load(&segment_of(page)->heap)) page_queue_remove(heap, page);
+      }
+  }
   for (segment_t **link = &copy.abandoned; *link;) {
     segment_t *seg = *link;
     if (segment_has_live_blocks(seg)) {

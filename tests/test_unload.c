@@ -9,6 +9,8 @@
 #include "demo/demo_copy.h"
 #include "test_util.h"
 
+#include "nsalloc.h"
+
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -90,6 +92,32 @@ static void test_control_without_unload_segments_stay(void) {
   CHECK(growth_over(10, false) >= 10 * ((size_t)4 << 20));
 }
 
+/* nsalloc_unload() on this program's own copy (so it runs last): segments
+ * without live blocks go back, live blocks survive and can still be freed -
+ * as a NIF resource destructor does after the unload hook - and a thread's
+ * other pages keep working. */
+static void test_late_frees_after_unload(void) {
+  enum { COUNT = 3000, KEPT = 10 };
+  static void *blocks[COUNT];
+  for (int i = 0; i < COUNT; i++) {
+    blocks[i] = nsalloc_malloc((size_t)(i % 40) * 1000 + 16);
+    test_fill(blocks[i], 16, (uint64_t)i);
+  }
+  for (int i = KEPT; i < COUNT; i++) nsalloc_free(blocks[i]);
+  nsalloc_stats_t before, after;
+  nsalloc_stats(&before);
+  nsalloc_unload();
+  nsalloc_stats(&after);
+  CHECK(after.reserved_bytes < before.reserved_bytes);
+  CHECK_EQ(after.in_use_blocks, KEPT);
+  for (int i = 0; i < KEPT; i++) {
+    CHECK(test_verify(blocks[i], 16, (uint64_t)i));
+    nsalloc_free(blocks[i]);
+  }
+  nsalloc_stats(&after);
+  CHECK_EQ(after.in_use_blocks, 0);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s MODULE [TEST...]\n", argv[0]);
@@ -100,6 +128,7 @@ int main(int argc, char **argv) {
    * library's malloc: keep it from opening a new 64 MiB arena meanwhile. */
   mallopt(M_ARENA_MAX, 1);
   static const test_case tests[] = {TEST(test_unload_returns_everything),
-                                    TEST(test_control_without_unload_segments_stay)};
+                                    TEST(test_control_without_unload_segments_stay),
+                                    TEST(test_late_frees_after_unload)};
   return test_main(argc - 1, argv + 1, tests, TEST_COUNT(tests));
 }

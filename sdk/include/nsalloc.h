@@ -227,11 +227,12 @@ NSALLOC_API const char *nsalloc_prefix(void);
  * Live blocks stay valid; threads that exit later no longer return their
  * caches. Idempotent. */
 NSALLOC_API void nsalloc_shutdown(void);
-/* For a module's unload hook, when no thread will ever call into this copy
+/* For a module's unload hook, when no thread will allocate from this copy
  * again (e.g. a NIF's unload, just before dlclose): shut down, then return to
  * the OS every segment holding no live block, whichever thread's heap it
  * belongs to (threads that are still alive never give theirs back otherwise).
- * Segments with live blocks stay mapped and their blocks valid. */
+ * Segments with live blocks stay mapped, and their blocks can still be freed
+ * (e.g. by resource destructors that run after the unload hook). */
 NSALLOC_API void nsalloc_unload(void);
 
 #ifdef __cplusplus

@@ -24,7 +24,6 @@ static struct {
   pthread_mutex_t lock; /* serialises load/upgrade/unload (unload may run from a GC) */
   unsigned instances;   /* module instances using this copy */
   bool configured;      /* the segment source is fixed */
-  bool released;        /* beam segments given back at unload: the copy must never run again */
   enum nsalloc_nif_source source;
   bool has_notify;
   ErlNifPid notify;
@@ -110,7 +109,7 @@ static int attach(ErlNifEnv *env, ERL_NIF_TERM load_info) {
   options_t opt;
   if (!options_parse(env, load_info, &opt)) return 1;
   pthread_mutex_lock(&glue.lock);
-  int error = glue.released ? 1 : configure(&opt);
+  int error = configure(&opt);
   if (!error) glue.instances++;
   pthread_mutex_unlock(&glue.lock);
   return error;
@@ -136,27 +135,20 @@ static void notify_unloaded(ErlNifEnv *env, const nsalloc_stats_t *stats, size_t
   enif_free_env(msg_env);
 }
 
-/* The last instance is going and the library will be closed: return what the
- * calling thread caches, delete the thread-exit key (nsalloc_shutdown), and
- * under beam give every segment back once no block is live. Memory cached by
- * OTHER scheduler threads cannot be reached from here (OTP 25 has no
- * per-scheduler unload hook): nsalloc_nif:collect_all/3 before the purge
- * returns it; what is left is reported as retained. */
+/* The last instance is going and the library will be closed: no scheduler
+ * will allocate from the copy again, so nsalloc_unload() deletes its
+ * thread-exit key and gives back every segment without a live block, in any
+ * scheduler's heap. Segments holding blocks of live resources stay (their
+ * destructors run later and free into them); they are reported as retained. */
 void nsalloc_nif_unload(ErlNifEnv *env) {
   pthread_mutex_lock(&glue.lock);
   if (--glue.instances == 0) {
     nsalloc_collect(true);
-    nsalloc_shutdown();
+    nsalloc_unload();
     nsalloc_stats_t stats;
     nsalloc_stats(&stats);
-    size_t retained = stats.reserved_bytes;
-    if (glue.source == NSALLOC_NIF_SOURCE_BEAM) {
-      if (stats.in_use_blocks == 0) {
-        nsalloc_nif_beam_release_all();
-        glue.released = true;
-      }
-      retained = nsalloc_nif_beam_bytes();
-    }
+    size_t retained =
+        glue.source == NSALLOC_NIF_SOURCE_BEAM ? nsalloc_nif_beam_bytes() : stats.reserved_bytes;
     if (retained)
       enif_fprintf(stderr,
                    "nsalloc_nif[%s]: unloaded with %zu live blocks; %zu bytes stay allocated\n",

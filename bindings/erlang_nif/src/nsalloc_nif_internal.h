@@ -18,7 +18,6 @@ NSALLOC_NIF_API size_t nsalloc_nif_beam_bytes(void);    /* enif_alloc'd, padding
 NSALLOC_NIF_API size_t nsalloc_nif_beam_segments(void); /* segments currently drawn */
 /* Give every segment still drawn back to the VM. Only once the copy has no
  * live block and will never run again (its library is being unloaded). */
-NSALLOC_NIF_API void nsalloc_nif_beam_release_all(void);
 
 /* nsalloc_nif_funcs.c: the copy's statistics (and the glue's) as a map. */
 NSALLOC_NIF_API ERL_NIF_TERM nsalloc_nif_stats_map(ErlNifEnv *env, const nsalloc_stats_t *stats);

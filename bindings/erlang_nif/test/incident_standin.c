@@ -71,7 +71,7 @@ void nsalloc_stats(nsalloc_stats_t *out) {
 void nsalloc_collect(bool force) {
   (void)force;
 }
-void nsalloc_shutdown(void) {}
+void nsalloc_unload(void) {}
 const char *nsalloc_prefix(void) {
   return NSALLOC_PREFIX_STRING;
 }
