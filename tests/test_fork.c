@@ -43,8 +43,8 @@ static void child_work(void *arg) {
 static void test_fork_while_threads_allocate(void) {
   pthread_t threads[3];
   for (uintptr_t i = 0; i < 3; i++) pthread_create(&threads[i], NULL, churn, (void *)(i + 7));
-  int forks = getenv("NSALLOC_UNDER_VALGRIND") ? 5 : 50;
-  for (int round = 0; round < forks; round++) {
+  size_t forks = test_scale(50);
+  for (size_t round = 0; round < forks; round++) {
     unsigned char *inherited = nsalloc_malloc(1000);
     test_fill(inherited, 1000, 42);
     char output[256];

@@ -110,7 +110,7 @@ static void test_random_stream(void) {
   heaps[0] = nsalloc_heap_new();
   heaps[1] = nsalloc_heap_new();
   uint64_t rng = 0x5EED;
-  size_t steps = getenv("NSALLOC_UNDER_VALGRIND") ? 100000 : 2000000;
+  size_t steps = test_scale(2000000);
   for (size_t i = 0; i < steps; i++) random_step(&rng);
   for (size_t i = 0; i < SLOTS; i++)
     if (model[i].p) release(&model[i]);

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t scale(size_t n) { return getenv("NSALLOC_UNDER_VALGRIND") ? n / 20 + 1 : n; }
 
 static size_t in_use_bytes(void) {
   nsalloc_stats_t s;
@@ -125,8 +124,8 @@ static void test_cross_thread_both_directions(void) {
   queue a_to_b, b_to_a;
   queue_init(&a_to_b);
   queue_init(&b_to_a);
-  exchange_arg a = {&a_to_b, &b_to_a, 1, scale(200000), 0};
-  exchange_arg b = {&b_to_a, &a_to_b, 2, scale(200000), 0};
+  exchange_arg a = {&a_to_b, &b_to_a, 1, test_scale(200000), 0};
+  exchange_arg b = {&b_to_a, &a_to_b, 2, test_scale(200000), 0};
   pthread_t ta, tb;
   pthread_create(&ta, NULL, exchange_thread, &a);
   pthread_create(&tb, NULL, exchange_thread, &b);
@@ -165,7 +164,7 @@ static void test_producer_consumer(void) {
   size_t base = in_use_bytes();
   queue q;
   queue_init(&q);
-  pipeline_arg arg = {&q, scale(500000), 0};
+  pipeline_arg arg = {&q, test_scale(500000), 0};
   pthread_t p, c;
   pthread_create(&p, NULL, producer, &arg);
   pthread_create(&c, NULL, consumer, &arg);
@@ -202,7 +201,7 @@ static void *short_lived(void *p) {
 
 static void test_thread_churn(void) {
   size_t base = in_use_bytes();
-  size_t threads = scale(2000), waves = 10;
+  size_t threads = test_scale(2000), waves = 10;
   churn_arg *args = calloc(threads, sizeof *args);
   pthread_t *ids = calloc(threads, sizeof *ids);
   size_t committed_after_first_wave = 0;
@@ -256,7 +255,7 @@ static void *heap_tagged_new(nsalloc_heap_t *heap, uint64_t seed, size_t size) {
 
 static void heap_scenario(bool destroy) {
   size_t base = in_use_bytes();
-  size_t count = scale(60000);
+  size_t count = test_scale(60000);
   void **blocks = calloc(count, sizeof *blocks);
   nsalloc_heap_t *heap = nsalloc_heap_new();
   uint64_t rng = 5;
@@ -296,7 +295,7 @@ static _Atomic(void *) shared_slots[SHARED_SLOTS];
 
 static void *swapper(void *p) {
   uint64_t rng = (uintptr_t)p;
-  size_t ops = scale(300000);
+  size_t ops = test_scale(300000);
   int bad = 0;
   for (size_t i = 0; i < ops; i++) {
     uint64_t r = test_random(&rng);

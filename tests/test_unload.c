@@ -81,7 +81,7 @@ static size_t growth_over(int cycles, bool call_unload) {
 }
 
 static void test_unload_returns_everything(void) {
-  size_t growth = growth_over(getenv("NSALLOC_UNDER_VALGRIND") ? 10 : 200, true);
+  size_t growth = growth_over((int)test_scale(200), true);
   CHECK(growth < ((size_t)8 << 20));
   if (growth >= ((size_t)8 << 20)) fprintf(stderr, "address space grew by %zu bytes\n", growth);
 }

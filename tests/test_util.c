@@ -84,12 +84,14 @@ int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity) 
   return status;
 }
 
-size_t test_rss(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  unsigned long size = 0, resident = 0;
-  if (f) {
-    if (fscanf(f, "%lu %lu", &size, &resident) != 2) resident = 0;
-    fclose(f);
-  }
-  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+size_t test_scale(size_t n) {
+#if defined(__SANITIZE_THREAD__)
+  size_t divisor = 20;
+#elif defined(__SANITIZE_ADDRESS__)
+  size_t divisor = 4;
+#else
+  size_t divisor = 1;
+#endif
+  if (getenv("NSALLOC_UNDER_VALGRIND")) divisor = 20;
+  return n / divisor ? n / divisor : 1;
 }

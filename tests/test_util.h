@@ -50,8 +50,10 @@ bool test_verify(const void *p, size_t size, uint64_t seed);
  * captured into `output` (NUL-terminated, truncated to `capacity`). */
 int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity);
 
-/* Resident set size of this process in bytes (from /proc/self/statm). */
-size_t test_rss(void);
+/* `n` scaled down for slow instrumentation: 1/20 under valgrind
+ * (NSALLOC_UNDER_VALGRIND set by scripts/memcheck.sh) and TSan, 1/4 under
+ * ASan; at least 1. Tests keep their full size in the plain build. */
+size_t test_scale(size_t n);
 
 #define TEST(fn) {#fn, fn}
 #define TEST_COUNT(array) (sizeof(array) / sizeof((array)[0]))
