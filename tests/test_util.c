@@ -84,14 +84,16 @@ int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity) 
   return status;
 }
 
-size_t test_scale(size_t n) {
+static size_t slowdown(void) {
+  if (getenv("NSALLOC_UNDER_VALGRIND")) return 20;
 #if defined(__SANITIZE_THREAD__)
-  size_t divisor = 20;
+  return 20;
 #elif defined(__SANITIZE_ADDRESS__)
-  size_t divisor = 4;
+  return 4;
 #else
-  size_t divisor = 1;
+  return 1;
 #endif
-  if (getenv("NSALLOC_UNDER_VALGRIND")) divisor = 20;
-  return n / divisor ? n / divisor : 1;
 }
+
+size_t test_scale(size_t n) { return n / slowdown() ? n / slowdown() : 1; }
+bool test_instrumented(void) { return slowdown() > 1; }

@@ -54,6 +54,9 @@ int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity);
  * (NSALLOC_UNDER_VALGRIND set by scripts/memcheck.sh) and TSan, 1/4 under
  * ASan; at least 1. Tests keep their full size in the plain build. */
 size_t test_scale(size_t n);
+/* Under valgrind or a sanitizer, whose own bookkeeping shows in the process's
+ * memory figures. */
+bool test_instrumented(void);
 
 #define TEST(fn) {#fn, fn}
 #define TEST_COUNT(array) (sizeof(array) / sizeof((array)[0]))
