@@ -47,6 +47,9 @@ static size_t churn_size(uint64_t r) {
 static uint64_t *churn_alloc(const bench_alloc_t *a, size_t size, uint64_t value) {
   if (size < 17) size = 17;
   uint64_t *q = bench_check(a->malloc(size), size);
+  /* Touch every page, so the live set is resident and RSS compares to it. */
+  for (size_t off = 4096; off < size; off += 4096)
+    ((volatile uint8_t *)q)[off] = 1;
   q[1] = size;
   bench_stamp(q, size, value);
   return q;

@@ -395,7 +395,7 @@ def wall_table(results, arms):
         mops = entry["ops"] / statistics.median(entry["times"]["nsalloc"]) / 1e6
         null = tr.get("null", (float("nan"),) * 3)
         cpu = throughput_ratios({"times": entry["cpu"]})
-        rows.append([name, "%.2f" % mops] + [fmt_ratio(tr[l][0]) for l in labels]
+        rows.append([name, "%.3g" % mops] + [fmt_ratio(tr[l][0]) for l in labels]
                     + ["%.3f [%.3f, %.3f]" % null,
                        "%s, %s" % (fmt_ratio(cpu.get("mimalloc", (None,))[0]),
                                    fmt_ratio(cpu.get("null", (None,))[0]))])
