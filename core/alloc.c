@@ -42,13 +42,12 @@ static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
 
 /* Resize p: in place while the new size still fits its block (and does not
  * waste more than half of it), else allocate from `heap`, copy, and free p.
- * `key` is the owner key of the caller's pages (see free.c): a block of one
- * of them is found and freed on the fast path. Failure leaves p untouched. */
-static void *heap_realloc_impl(heap_t *heap, uintptr_t key, void *p, size_t size) {
+ * A live block is recognised on free's fast check; anything else is
+ * classified by locate(). Failure leaves p untouched. */
+static void *heap_realloc_impl(heap_t *heap, void *p, size_t size) {
   if (!p) return heap_alloc(heap, size);
-  page_t *page = local_block_page(p, key);
-  bool local = page != NULL;
-  if (!local) {
+  page_t *page = live_block_page(p);
+  if (!page) {
     enum locate_result where = locate(p, &page);
     if (where == LOCATE_FOREIGN) return foreign_realloc(p, size);
     if (where != LOCATE_OWN) {
@@ -62,19 +61,18 @@ static void *heap_realloc_impl(heap_t *heap, uintptr_t key, void *p, size_t size
   void *q = heap_alloc(heap, size);
   if (!q) return NULL;
   memcpy(q, p, size < usable ? size : usable);
-  if (local) free_local(page, p);
-  else free_checked(p, heap, OP_REALLOC);
+  if (relaxed_load(&page->kind) == PAGE_HUGE) segment_huge_free(segment_of(page));
+  else free_block(page, p, heap);
   return q;
 }
 
-static void *heap_reallocarray_impl(heap_t *heap, uintptr_t key, void *p, size_t count,
-                                    size_t size) {
+static void *heap_reallocarray_impl(heap_t *heap, void *p, size_t count, size_t size) {
   size_t total;
   if (__builtin_mul_overflow(count, size, &total)) {
     errno = ENOMEM;
     return NULL;
   }
-  return heap_realloc_impl(heap, key, p, total);
+  return heap_realloc_impl(heap, p, total);
 }
 
 /* A NUL-terminated copy of the first `length` bytes of s. */
@@ -90,11 +88,9 @@ static char *heap_string_copy(heap_t *heap, const char *s, size_t length) {
 /* ---- default heap ----------------------------------------------------------- */
 void *nsalloc_malloc(size_t size) { return heap_alloc(tls_heap, size); }
 void *nsalloc_calloc(size_t count, size_t size) { return heap_calloc_impl(tls_heap, count, size); }
-void *nsalloc_realloc(void *p, size_t size) {
-  return heap_realloc_impl(tls_heap, thread_id(), p, size);
-}
+void *nsalloc_realloc(void *p, size_t size) { return heap_realloc_impl(tls_heap, p, size); }
 void *nsalloc_reallocarray(void *p, size_t count, size_t size) {
-  return heap_reallocarray_impl(tls_heap, thread_id(), p, count, size);
+  return heap_reallocarray_impl(tls_heap, p, count, size);
 }
 void *nsalloc_aligned_alloc(size_t alignment, size_t size) {
   return heap_aligned_impl(tls_heap, alignment, size);
@@ -113,8 +109,9 @@ char *nsalloc_strdup(const char *s) { return heap_string_copy(tls_heap, s, strle
 char *nsalloc_strndup(const char *s, size_t n) { return heap_string_copy(tls_heap, s, strnlen(s, n)); }
 
 size_t nsalloc_usable_size(const void *p) {
+  page_t *page = live_block_page(p);
+  if (likely(page != NULL)) return page_usable_size(page);
   if (!p) return 0;
-  page_t *page;
   enum locate_result where = locate(p, &page);
   if (where == LOCATE_FOREIGN) return foreign_usable_size(p);
   if (where != LOCATE_OWN) {
@@ -130,10 +127,10 @@ void *nsalloc_heap_calloc(nsalloc_heap_t *heap, size_t count, size_t size) {
   return heap_calloc_impl(heap, count, size);
 }
 void *nsalloc_heap_realloc(nsalloc_heap_t *heap, void *p, size_t size) {
-  return heap_realloc_impl(heap, (uintptr_t)heap, p, size);
+  return heap_realloc_impl(heap, p, size);
 }
 void *nsalloc_heap_reallocarray(nsalloc_heap_t *heap, void *p, size_t count, size_t size) {
-  return heap_reallocarray_impl(heap, (uintptr_t)heap, p, count, size);
+  return heap_reallocarray_impl(heap, p, count, size);
 }
 void *nsalloc_heap_aligned_alloc(nsalloc_heap_t *heap, size_t alignment, size_t size) {
   return heap_aligned_impl(heap, alignment, size);

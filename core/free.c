@@ -1,26 +1,27 @@
 /*
  * free.c - giving blocks back.
  *
- * The fast path (local_block_page + free_local) serves the common case in a
- * few dozen instructions: a block of this copy (segment map), in a page whose
- * owner key is the caller's (the thread id for a default heap, the heap's
- * address for a first-class heap), that is a block start and not already free
- * (its tag). Everything else - NULL, foreign and invalid pointers, frees from
- * other threads, parked pages, huge blocks - takes free_checked().
+ * The fast path (live_block_page, an owner-key compare, free_local) serves
+ * the common case in a few dozen instructions: a live block start of this
+ * copy (segment map, page, divisibility, tag), in a page whose owner key is
+ * the caller's (the thread id for a default heap, the heap's address for a
+ * first-class heap). A live block of another owner goes straight to the
+ * remote free; only what the fast check could not classify - NULL, foreign
+ * and invalid pointers, huge blocks - takes the full free_checked().
  */
 #include "internal.h"
 
-/* The page of p when p is a live block start in a page whose owner key is
- * `key`, so the caller may free it locally; else NULL. The segment map is
- * read first, so a foreign p is rejected without touching its memory. */
-static inline page_t *local_block_page(const void *p, uintptr_t key) {
+/* The page of p when p is a live block start in a binned or large page of
+ * this copy, else NULL (then locate() tells what p is). The segment map is
+ * read first, so a foreign p is rejected without touching its memory; pages
+ * without blocks (unused_page, huge pages) have div_magic 0 and never match. */
+static inline page_t *live_block_page(const void *p) {
   uintptr_t addr = (uintptr_t)p;
   size_t unit = addr >> SEGMENT_SHIFT;
   if (unlikely(unit >= MAP_ENTRIES || relaxed_load(&segment_map[unit]) != 1)) return NULL;
   segment_t *seg = (segment_t *)(addr & ~(uintptr_t)SEGMENT_MASK);
   page_t *page = seg->page_of[(addr >> SLICE_SHIFT) & (SLICE_COUNT - 1)];
-  if (unlikely(relaxed_load(&page->owner) != key || !page_is_block_start(page, p) ||
-               ((const block_t *)p)->tag == (uintptr_t)page))
+  if (unlikely(!page_is_block_start(page, p) || ((const block_t *)p)->tag == (uintptr_t)page))
     return NULL;
   return page;
 }
@@ -53,25 +54,10 @@ static void free_remote(page_t *page, block_t *block) {
   atomic_fetch_and(&page->thread_free, ~TF_NOTIFYING);
 }
 
-/* The general free: classifies p and routes it. `local_heap` is the heap the
- * caller is using (its default heap, or the heap of heap_free): blocks of that
- * heap are freed locally, a parked page going back on its queue first. */
-static noinline void free_checked(void *p, heap_t *local_heap, enum api_op op) {
-  if (!p) return;
-  page_t *page;
-  enum locate_result where = locate(p, &page);
-  if (where == LOCATE_FOREIGN) {
-    foreign_free(op, p);
-    return;
-  }
-  if (where != LOCATE_OWN) {
-    invalid_pointer(op, p, where);
-    return;
-  }
-  if (relaxed_load(&page->kind) == PAGE_HUGE) {
-    segment_huge_free(segment_of(page));
-    return;
-  }
+/* Free the live block p of `page` for a caller using `local_heap` (its
+ * default heap, or the heap of heap_free): locally when the page belongs to
+ * that heap - a parked page going back on its queue first - else remotely. */
+static void free_block(page_t *page, void *p, heap_t *local_heap) {
   if (relaxed_load(&segment_of(page)->heap) != local_heap) {
     free_remote(page, p);
     return;
@@ -80,14 +66,34 @@ static noinline void free_checked(void *p, heap_t *local_heap, enum api_op op) {
   free_local(page, p);
 }
 
+/* The general free: classifies p with locate() and routes it. */
+static noinline void free_checked(void *p, heap_t *local_heap, enum api_op op) {
+  if (!p) return;
+  page_t *page;
+  enum locate_result where = locate(p, &page);
+  if (where == LOCATE_FOREIGN) foreign_free(op, p);
+  else if (where != LOCATE_OWN) invalid_pointer(op, p, where);
+  else if (relaxed_load(&page->kind) == PAGE_HUGE) segment_huge_free(segment_of(page));
+  else free_block(page, p, local_heap);
+}
+
+/* Everything but the owner's fast path: `page` is p's page when the fast
+ * check recognised a live block, else NULL. */
+static noinline void free_slow(void *p, page_t *page, heap_t *local_heap, enum api_op op) {
+  if (page) free_block(page, p, local_heap);
+  else free_checked(p, local_heap, op);
+}
+
 /* Out of line so that reaching the TLS heap costs nsalloc_free's fast path
  * no stack frame. */
-static noinline void free_checked_default(void *p) { free_checked(p, tls_heap, OP_FREE); }
+static noinline void free_slow_default(void *p, page_t *page) {
+  free_slow(p, page, tls_heap, OP_FREE);
+}
 
 void nsalloc_free(void *p) {
-  page_t *page = local_block_page(p, thread_id());
-  if (likely(page != NULL)) free_local(page, p);
-  else free_checked_default(p);
+  page_t *page = live_block_page(p);
+  if (likely(page != NULL && relaxed_load(&page->owner) == thread_id())) free_local(page, p);
+  else free_slow_default(p, page);
 }
 
 void nsalloc_free_sized(void *p, size_t size) {
@@ -96,7 +102,7 @@ void nsalloc_free_sized(void *p, size_t size) {
 }
 
 void nsalloc_heap_free(nsalloc_heap_t *heap, void *p) {
-  page_t *page = local_block_page(p, (uintptr_t)heap);
-  if (likely(page != NULL)) free_local(page, p);
-  else free_checked(p, heap, OP_HEAP_FREE);
+  page_t *page = live_block_page(p);
+  if (likely(page != NULL && relaxed_load(&page->owner) == (uintptr_t)heap)) free_local(page, p);
+  else free_slow(p, page, heap, OP_HEAP_FREE);
 }

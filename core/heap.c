@@ -231,7 +231,8 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
     return NULL;
   }
   heap_sweep_full_pages(heap);
-  if (heap->purge_at_ms) heap_purge_due(heap, false);
+  /* A due purge is looked for (a clock read) on every 64th slow path only. */
+  if (heap->purge_at_ms && (++heap->slow_paths & 63) == 0) heap_purge_due(heap, false);
   size_t bin = BIN_COUNT;
   if (alignment <= MIN_ALIGN) {
     if (size <= MEDIUM_MAX) bin = bin_of(size);

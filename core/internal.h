@@ -145,6 +145,7 @@ struct nsalloc_heap_s {
   segment_t *segments;          /* normal segments; ones with free slices first */
   _Atomic(int) full_page_freed; /* some segment of this heap has full_page_freed */
   uint64_t purge_at_ms;         /* earliest purge due in this heap's segments */
+  uint32_t slow_paths;          /* malloc slow paths taken (paces the purge check) */
   heap_t *next, *prev;          /* the copy's heap list */
   uint32_t magic;               /* HEAP_MAGIC while live: validates user handles */
 };
@@ -273,6 +274,7 @@ static bool page_extend(page_t *page);
 static void page_collect(page_t *page);
 static size_t page_pending_remote(const page_t *page);
 static void page_queue_push_front(heap_t *heap, page_t *page);
+static void page_queue_push_back(heap_t *heap, page_t *page);
 static void page_queue_remove(heap_t *heap, page_t *page);
 static bool page_settle(heap_t *heap, page_t *page);
 static void page_unpark(heap_t *heap, page_t *page);

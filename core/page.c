@@ -106,6 +106,18 @@ static void page_queue_push_front(heap_t *heap, page_t *page) {
   heap_update_direct(heap, page->bin);
 }
 
+/* Behind the others: a page coming back from parking has few free blocks, so
+ * the page malloc is using now stays first. */
+static void page_queue_push_back(heap_t *heap, page_t *page) {
+  page_queue_t *queue = &heap->bins[page->bin];
+  page->next = NULL;
+  page->prev = queue->last;
+  if (queue->last) queue->last->next = page;
+  else queue->first = page;
+  queue->last = page;
+  if (queue->first == page) heap_update_direct(heap, page->bin);
+}
+
 static void page_queue_remove(heap_t *heap, page_t *page) {
   page_queue_t *queue = &heap->bins[page->bin];
   bool was_first = queue->first == page;
@@ -117,15 +129,16 @@ static void page_queue_remove(heap_t *heap, page_t *page) {
   if (was_first) heap_update_direct(heap, page->bin);
 }
 
-/* A parked binned page goes back on its queue (it has, or is about to get, a
- * free block) and its owner key is restored, so local frees take the fast
- * path again. A remote free racing with the TF_FULL clear merely notifies.
- * (Large pages stay parked for life: their one block is all they hold.) */
+/* A parked binned page goes back on its queue, behind the others (it has, or
+ * is about to get, a free block), and its owner key is restored, so local
+ * frees take the fast path again. A remote free racing with the TF_FULL clear
+ * merely notifies. (Large pages stay parked for life: their one block is all
+ * they hold.) */
 static void page_unpark(heap_t *heap, page_t *page) {
   page->in_full = 0;
   atomic_fetch_and(&page->thread_free, ~TF_FULL);
   relaxed_store(&page->owner, heap->owner);
-  page_queue_push_front(heap, page);
+  page_queue_push_back(heap, page);
 }
 
 /* Take an off-queue page and decide where it goes, given what was collected:

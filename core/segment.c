@@ -140,7 +140,10 @@ static void segment_release(segment_t *seg) {
     seg->list_next = copy.cache;
     copy.cache = seg;
     copy.cache_count++;
-    segment_schedule_purge(seg);
+    /* A cached huge segment keeps its address range but not its memory: its
+     * size makes holding it resident for the purge delay too costly. */
+    if (seg->kind == SEGMENT_HUGE) segment_purge(seg, true, 0);
+    else segment_schedule_purge(seg);
   }
   pthread_mutex_unlock(&copy.lock);
   if (!cache) segment_unmap(seg);
