@@ -61,8 +61,10 @@ static void *heap_realloc_impl(heap_t *heap, void *p, size_t size) {
   void *q = heap_alloc(heap, size);
   if (!q) return NULL;
   memcpy(q, p, size < usable ? size : usable);
-  if (relaxed_load(&page->kind) == PAGE_HUGE) segment_huge_free(segment_of(page));
-  else free_block(page, p, heap);
+  if (relaxed_load(&page->kind) == PAGE_HUGE)
+    segment_huge_free(segment_of(page));
+  else
+    free_block(page, p, heap);
   return q;
 }
 
@@ -86,9 +88,15 @@ static char *heap_string_copy(heap_t *heap, const char *s, size_t length) {
 }
 
 /* ---- default heap ----------------------------------------------------------- */
-void *nsalloc_malloc(size_t size) { return heap_alloc(tls_heap, size); }
-void *nsalloc_calloc(size_t count, size_t size) { return heap_calloc_impl(tls_heap, count, size); }
-void *nsalloc_realloc(void *p, size_t size) { return heap_realloc_impl(tls_heap, p, size); }
+void *nsalloc_malloc(size_t size) {
+  return heap_alloc(tls_heap, size);
+}
+void *nsalloc_calloc(size_t count, size_t size) {
+  return heap_calloc_impl(tls_heap, count, size);
+}
+void *nsalloc_realloc(void *p, size_t size) {
+  return heap_realloc_impl(tls_heap, p, size);
+}
 void *nsalloc_reallocarray(void *p, size_t count, size_t size) {
   return heap_reallocarray_impl(tls_heap, p, count, size);
 }
@@ -105,8 +113,12 @@ int nsalloc_posix_memalign(void **out, size_t alignment, size_t size) {
   *out = p;
   return 0;
 }
-char *nsalloc_strdup(const char *s) { return heap_string_copy(tls_heap, s, strlen(s)); }
-char *nsalloc_strndup(const char *s, size_t n) { return heap_string_copy(tls_heap, s, strnlen(s, n)); }
+char *nsalloc_strdup(const char *s) {
+  return heap_string_copy(tls_heap, s, strlen(s));
+}
+char *nsalloc_strndup(const char *s, size_t n) {
+  return heap_string_copy(tls_heap, s, strnlen(s, n));
+}
 
 size_t nsalloc_usable_size(const void *p) {
   page_t *page = live_block_page(p);
@@ -122,7 +134,9 @@ size_t nsalloc_usable_size(const void *p) {
 }
 
 /* ---- first-class heaps -------------------------------------------------- */
-void *nsalloc_heap_malloc(nsalloc_heap_t *heap, size_t size) { return heap_alloc(heap, size); }
+void *nsalloc_heap_malloc(nsalloc_heap_t *heap, size_t size) {
+  return heap_alloc(heap, size);
+}
 void *nsalloc_heap_calloc(nsalloc_heap_t *heap, size_t count, size_t size) {
   return heap_calloc_impl(heap, count, size);
 }

@@ -31,7 +31,8 @@ static inline void free_local(page_t *page, block_t *block) {
   block->tag = (uintptr_t)page;
   block->next = page->local_free;
   page->local_free = block;
-  if (unlikely(--page->used == 0)) page_retire_if_unused(relaxed_load(&segment_of(page)->heap), page);
+  if (unlikely(--page->used == 0))
+    page_retire_if_unused(relaxed_load(&segment_of(page)->heap), page);
 }
 
 /* Push onto the page's thread_free list; notify the owner when the page is
@@ -42,8 +43,8 @@ static void free_remote(page_t *page, block_t *block) {
   do {
     block->next = (block_t *)(old & TF_PTR_MASK);
     uintptr_t flags = (old & TF_FULL) ? TF_NOTIFYING : (old & TF_NOTIFYING);
-    desired = ((old & ~(TF_PTR_MASK | TF_FULL | TF_NOTIFYING)) + TF_COUNT_ONE) | flags |
-              (uintptr_t)block;
+    desired =
+        ((old & ~(TF_PTR_MASK | TF_FULL | TF_NOTIFYING)) + TF_COUNT_ONE) | flags | (uintptr_t)block;
   } while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &old, desired,
                                                   memory_order_release, memory_order_relaxed));
   if (!(old & TF_FULL)) return; /* not parked, or another free is notifying */
@@ -71,17 +72,23 @@ static noinline void free_checked(void *p, heap_t *local_heap, enum api_op op) {
   if (!p) return;
   page_t *page;
   enum locate_result where = locate(p, &page);
-  if (where == LOCATE_FOREIGN) foreign_free(op, p);
-  else if (where != LOCATE_OWN) invalid_pointer(op, p, where);
-  else if (relaxed_load(&page->kind) == PAGE_HUGE) segment_huge_free(segment_of(page));
-  else free_block(page, p, local_heap);
+  if (where == LOCATE_FOREIGN)
+    foreign_free(op, p);
+  else if (where != LOCATE_OWN)
+    invalid_pointer(op, p, where);
+  else if (relaxed_load(&page->kind) == PAGE_HUGE)
+    segment_huge_free(segment_of(page));
+  else
+    free_block(page, p, local_heap);
 }
 
 /* Everything but the owner's fast path: `page` is p's page when the fast
  * check recognised a live block, else NULL. */
 static noinline void free_slow(void *p, page_t *page, heap_t *local_heap, enum api_op op) {
-  if (page) free_block(page, p, local_heap);
-  else free_checked(p, local_heap, op);
+  if (page)
+    free_block(page, p, local_heap);
+  else
+    free_checked(p, local_heap, op);
 }
 
 /* Out of line so that reaching the TLS heap costs nsalloc_free's fast path
@@ -92,8 +99,10 @@ static noinline void free_slow_default(void *p, page_t *page) {
 
 void nsalloc_free(void *p) {
   page_t *page = live_block_page(p);
-  if (likely(page != NULL && relaxed_load(&page->owner) == thread_id())) free_local(page, p);
-  else free_slow_default(p, page);
+  if (likely(page != NULL && relaxed_load(&page->owner) == thread_id()))
+    free_local(page, p);
+  else
+    free_slow_default(p, page);
 }
 
 void nsalloc_free_sized(void *p, size_t size) {
@@ -103,6 +112,8 @@ void nsalloc_free_sized(void *p, size_t size) {
 
 void nsalloc_heap_free(nsalloc_heap_t *heap, void *p) {
   page_t *page = live_block_page(p);
-  if (likely(page != NULL && relaxed_load(&page->owner) == (uintptr_t)heap)) free_local(page, p);
-  else free_slow(p, page, heap, OP_HEAP_FREE);
+  if (likely(page != NULL && relaxed_load(&page->owner) == (uintptr_t)heap))
+    free_local(page, p);
+  else
+    free_slow(p, page, heap, OP_HEAP_FREE);
 }

@@ -39,7 +39,8 @@ static heap_t *heap_descriptor_alloc(void) {
   }
   if (copy.heap_pool_used < HEAP_POOL) return &heap_pool[copy.heap_pool_used++];
   if (copy.meta_end - copy.meta_bump < (ptrdiff_t)sizeof(heap_t)) {
-    void *chunk = mmap(NULL, META_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *chunk =
+        mmap(NULL, META_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (chunk == MAP_FAILED) return NULL;
     copy.meta_bump = chunk;
     copy.meta_end = copy.meta_bump + META_CHUNK;
@@ -54,7 +55,8 @@ static heap_t *heap_create(uintptr_t owner) {
   heap_t *heap = heap_descriptor_alloc();
   if (heap) {
     memset(heap, 0, sizeof(*heap));
-    for (size_t i = 0; i < DIRECT_COUNT; i++) heap->direct[i] = &unused_page;
+    for (size_t i = 0; i < DIRECT_COUNT; i++)
+      heap->direct[i] = &unused_page;
     heap->owner = owner;
     heap->magic = HEAP_MAGIC;
     heap->next = copy.heaps;
@@ -69,14 +71,17 @@ static heap_t *heap_create(uintptr_t owner) {
 static void heap_retag_huge(heap_t *heap, heap_t *to) {
   pthread_mutex_lock(&copy.lock);
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next)
-    if (seg->kind == SEGMENT_HUGE && relaxed_load(&seg->heap) == heap) relaxed_store(&seg->heap, to);
+    if (seg->kind == SEGMENT_HUGE && relaxed_load(&seg->heap) == heap)
+      relaxed_store(&seg->heap, to);
   pthread_mutex_unlock(&copy.lock);
 }
 
 static void heap_descriptor_free(heap_t *heap) {
   pthread_mutex_lock(&copy.lock);
-  if (heap->prev) heap->prev->next = heap->next;
-  else copy.heaps = heap->next;
+  if (heap->prev)
+    heap->prev->next = heap->next;
+  else
+    copy.heaps = heap->next;
   if (heap->next) heap->next->prev = heap->prev;
   heap->magic = 0;
   heap->next = copy.free_heaps;
@@ -128,7 +133,9 @@ static void heap_sweep_full_pages_ex(heap_t *heap, bool force) {
   }
 }
 
-static void heap_sweep_full_pages(heap_t *heap) { heap_sweep_full_pages_ex(heap, false); }
+static void heap_sweep_full_pages(heap_t *heap) {
+  heap_sweep_full_pages_ex(heap, false);
+}
 
 /* Collect every queued page; free the empty ones (force: the kept ones too). */
 static void heap_collect_pages(heap_t *heap, bool force) {
@@ -224,8 +231,10 @@ static page_t *heap_large_page(heap_t *heap, size_t size, size_t alignment) {
 }
 
 static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignment) {
-  if (heap == &empty_heap) heap = heap_default();
-  else if (unlikely(heap->magic != HEAP_MAGIC)) diagnose(OP_MALLOC, heap, "invalid heap", true);
+  if (heap == &empty_heap)
+    heap = heap_default();
+  else if (unlikely(heap->magic != HEAP_MAGIC))
+    diagnose(OP_MALLOC, heap, "invalid heap", true);
   if (unlikely(!heap || size > PTRDIFF_MAX)) {
     errno = ENOMEM;
     return NULL;
@@ -240,8 +249,10 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
     bin = bin_for_alignment(size, alignment);
   }
   page_t *page;
-  if (bin < BIN_COUNT) page = heap_find_page(heap, bin);
-  else if (size <= LARGE_MAX && alignment <= LARGE_MAX) page = heap_large_page(heap, size, alignment);
+  if (bin < BIN_COUNT)
+    page = heap_find_page(heap, bin);
+  else if (size <= LARGE_MAX && alignment <= LARGE_MAX)
+    page = heap_large_page(heap, size, alignment);
   else {
     page = segment_huge_alloc(heap, size, alignment);
     if (page) return page->start;
@@ -320,7 +331,8 @@ void nsalloc_collect(bool force) {
   heap_t *heap = heap_default();
   if (!heap) return;
   if (force) /* adopt what exited threads left, so its free pages go back too */
-    for (segment_t *seg; (seg = segment_reclaim()) != NULL;) heap_adopt_segment(heap, seg);
+    for (segment_t *seg; (seg = segment_reclaim()) != NULL;)
+      heap_adopt_segment(heap, seg);
   heap_collect_pages(heap, force);
   heap_purge_due(heap, force);
 }

@@ -25,9 +25,15 @@ static copy_state_t copy = {
 
 /* fork() in a multi-threaded process: hold the copy's lock across it so the
  * child never inherits it locked by a thread that does not exist there. */
-static void fork_prepare(void) { pthread_mutex_lock(&copy.lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&copy.lock); }
-static void fork_child(void) { pthread_mutex_unlock(&copy.lock); }
+static void fork_prepare(void) {
+  pthread_mutex_lock(&copy.lock);
+}
+static void fork_parent(void) {
+  pthread_mutex_unlock(&copy.lock);
+}
+static void fork_child(void) {
+  pthread_mutex_unlock(&copy.lock);
+}
 
 static void copy_init_once(void) {
   options_init();
@@ -35,7 +41,9 @@ static void copy_init_once(void) {
   pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-static void copy_init(void) { pthread_once(&copy.once, copy_init_once); }
+static void copy_init(void) {
+  pthread_once(&copy.once, copy_init_once);
+}
 
 void nsalloc_shutdown(void) {
   if (atomic_exchange(&copy.shut_down, true)) return;
@@ -102,10 +110,16 @@ void nsalloc_unload(void) {
 
 /* Runs at dlclose() of the module holding this copy (and at exit): after it,
  * no thread-exit callback can reach this module's code. */
-__attribute__((destructor)) static void copy_unload(void) { nsalloc_shutdown(); }
+__attribute__((destructor)) static void copy_unload(void) {
+  nsalloc_shutdown();
+}
 
-const char *nsalloc_version(void) { return NSALLOC_VERSION_STRING; }
-const char *nsalloc_prefix(void) { return NSALLOC_PREFIX_STRING; }
+const char *nsalloc_version(void) {
+  return NSALLOC_VERSION_STRING;
+}
+const char *nsalloc_prefix(void) {
+  return NSALLOC_PREFIX_STRING;
+}
 
 int nsalloc_set_os_source(const nsalloc_os_source_t *source) {
   if (!source || !source->alloc || !source->free) return EINVAL;

@@ -53,15 +53,15 @@
 #define SLICE_COUNT   (SEGMENT_SIZE / SLICE_SIZE) /* 64: one bit each in a uint64_t */
 #define SLICES_ALL    (~(uint64_t)1)              /* slices 1..63: every page slice */
 
-#define MIN_ALIGN       16
-#define DIRECT_MAX      1024                    /* sizes served by heap->direct[] */
-#define DIRECT_COUNT    (DIRECT_MAX / 16 + 1)   /* index (size + 15) >> 4 */
-#define SMALL_PAGE_MAX  (8 * 1024)              /* bins up to this use 1-slice pages */
-#define MEDIUM_SLICES   8                       /* slices of a page for larger bins */
-#define MEDIUM_MAX      (64 * 1024)             /* largest binned block size */
-#define LARGE_MAX       (SEGMENT_SIZE / 2)      /* largest object in a shared segment */
-#define BIN_COUNT       80                      /* bins 0..79 cover 16 B .. 64 KiB */
-#define OS_PAGE         4096
+#define MIN_ALIGN      16
+#define DIRECT_MAX     1024                  /* sizes served by heap->direct[] */
+#define DIRECT_COUNT   (DIRECT_MAX / 16 + 1) /* index (size + 15) >> 4 */
+#define SMALL_PAGE_MAX (8 * 1024)            /* bins up to this use 1-slice pages */
+#define MEDIUM_SLICES  8                     /* slices of a page for larger bins */
+#define MEDIUM_MAX     (64 * 1024)           /* largest binned block size */
+#define LARGE_MAX      (SEGMENT_SIZE / 2)    /* largest object in a shared segment */
+#define BIN_COUNT      80                    /* bins 0..79 cover 16 B .. 64 KiB */
+#define OS_PAGE        4096
 
 /* The ownership map covers the user address space in SEGMENT_SIZE units. */
 #if defined(__x86_64__)
@@ -96,41 +96,41 @@ enum page_kind { PAGE_BINNED = 1, PAGE_LARGE, PAGE_HUGE };
 
 struct page_s {
   /* Hot fields first: the malloc and free fast paths touch only these. */
-  block_t *free;        /* blocks ready to allocate */
-  block_t *local_free;  /* blocks freed by the owner thread */
+  block_t *free;            /* blocks ready to allocate */
+  block_t *local_free;      /* blocks freed by the owner thread */
   _Atomic(uintptr_t) owner; /* owner key (heap.c) allowed the local fast path; 0: none */
-  uint8_t *start;       /* first block */
-  uint64_t div_magic;   /* (2^64-1)/block_size + 1: d | x  <=>  x*magic < magic */
-  uint32_t used;        /* blocks allocated and not yet freed-and-collected (owner only;
-                         * the statistics walk reads it racily, see stats.c) */
-  uint32_t capacity;    /* blocks carved so far */
-  uint32_t reserved;    /* blocks that fit in the page */
-  uint8_t in_full;      /* off its bin queue (large pages always are) */
+  uint8_t *start;           /* first block */
+  uint64_t div_magic;       /* (2^64-1)/block_size + 1: d | x  <=>  x*magic < magic */
+  uint32_t used;            /* blocks allocated and not yet freed-and-collected (owner only;
+                             * the statistics walk reads it racily, see stats.c) */
+  uint32_t capacity;        /* blocks carved so far */
+  uint32_t reserved;        /* blocks that fit in the page */
+  uint8_t in_full;          /* off its bin queue (large pages always are) */
   uint8_t bin;
   uint8_t slice_index;
   /* Read by the statistics walk from other threads, hence atomic (relaxed). */
-  _Atomic(uint8_t) kind;        /* enum page_kind; 0 while the slices are free */
+  _Atomic(uint8_t) kind; /* enum page_kind; 0 while the slices are free */
   _Atomic(uint8_t) slice_count;
   _Atomic(size_t) block_size;
   _Atomic(uintptr_t) thread_free; /* blocks freed by other threads (TF_* packing) */
-  page_t *next, *prev;  /* bin queue links */
+  page_t *next, *prev;            /* bin queue links */
 };
 
 enum segment_kind { SEGMENT_NORMAL = 1, SEGMENT_HUGE };
 
 struct segment_s {
-  page_t *page_of[SLICE_COUNT]; /* slice -> head page descriptor; &unused_page when free */
-  page_t pages[SLICE_COUNT];    /* descriptor of the page starting at each slice */
-  _Atomic(heap_t *) heap;       /* owning heap; NULL while abandoned or cached */
+  page_t *page_of[SLICE_COUNT];     /* slice -> head page descriptor; &unused_page when free */
+  page_t pages[SLICE_COUNT];        /* descriptor of the page starting at each slice */
+  _Atomic(heap_t *) heap;           /* owning heap; NULL while abandoned or cached */
   segment_t *heap_next, *heap_prev; /* the heap's list (normal segments) */
   segment_t *copy_next, *copy_prev; /* every live segment of the copy */
-  segment_t *list_next;         /* abandoned list or cache */
-  uint64_t free_slices;         /* bit i: slice i holds no page */
-  uint64_t decommitted;         /* bit i: slice i is not resident (fresh or purged) */
-  uint64_t purge_at_ms;         /* when free resident slices are purged; 0: nothing due */
-  size_t size;                  /* bytes mapped */
-  _Atomic(int) full_page_freed; /* a remote free hit a page that is off its queue */
-  uint8_t kind;                 /* enum segment_kind */
+  segment_t *list_next;             /* abandoned list or cache */
+  uint64_t free_slices;             /* bit i: slice i holds no page */
+  uint64_t decommitted;             /* bit i: slice i is not resident (fresh or purged) */
+  uint64_t purge_at_ms;             /* when free resident slices are purged; 0: nothing due */
+  size_t size;                      /* bytes mapped */
+  _Atomic(int) full_page_freed;     /* a remote free hit a page that is off its queue */
+  uint8_t kind;                     /* enum segment_kind */
 };
 
 typedef struct page_queue_s {
@@ -171,8 +171,12 @@ static inline uintptr_t thread_id(void) {
 #define relaxed_load(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define relaxed_store(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 
-static inline size_t align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
-static inline bool is_power_of_two(size_t n) { return n != 0 && (n & (n - 1)) == 0; }
+static inline size_t align_up(size_t n, size_t a) {
+  return (n + a - 1) & ~(a - 1);
+}
+static inline bool is_power_of_two(size_t n) {
+  return n != 0 && (n & (n - 1)) == 0;
+}
 static inline segment_t *segment_of(const void *p) {
   return (segment_t *)((uintptr_t)p & ~(uintptr_t)SEGMENT_MASK);
 }
@@ -222,11 +226,11 @@ typedef struct copy_state_s {
   segment_t *segments;  /* every live segment (normal, huge, cached) */
   segment_t *abandoned; /* segments of exited threads */
   _Atomic(size_t) abandoned_count;
-  segment_t *cache;     /* empty segments kept for reuse */
+  segment_t *cache; /* empty segments kept for reuse */
   size_t cache_count;
-  heap_t *heaps;        /* live heaps */
-  heap_t *free_heaps;   /* recycled heap descriptors (metadata is never unmapped) */
-  size_t heap_pool_used; /* descriptors taken from heap.c's static pool */
+  heap_t *heaps;                 /* live heaps */
+  heap_t *free_heaps;            /* recycled heap descriptors (metadata is never unmapped) */
+  size_t heap_pool_used;         /* descriptors taken from heap.c's static pool */
   uint8_t *meta_bump, *meta_end; /* mmap'd descriptor chunk beyond the pool */
   long options[NSALLOC_OPTION_COUNT];
   nsalloc_forward_t forward;

@@ -29,4 +29,6 @@ static enum locate_result locate(const void *p, page_t **page_out) {
   return LOCATE_OWN;
 }
 
-static size_t page_usable_size(const page_t *page) { return relaxed_load(&page->block_size); }
+static size_t page_usable_size(const page_t *page) {
+  return relaxed_load(&page->block_size);
+}

@@ -21,9 +21,12 @@ static const struct option_info {
 static bool option_parse_value(nsalloc_option_t option, const char *text, size_t length,
                                long *value) {
   if (option == NSALLOC_OPTION_FOREIGN_POLICY) {
-    if (length == 5 && memcmp(text, "abort", 5) == 0) *value = NSALLOC_POLICY_ABORT;
-    else if (length == 6 && memcmp(text, "report", 6) == 0) *value = NSALLOC_POLICY_REPORT;
-    else return false;
+    if (length == 5 && memcmp(text, "abort", 5) == 0)
+      *value = NSALLOC_POLICY_ABORT;
+    else if (length == 6 && memcmp(text, "report", 6) == 0)
+      *value = NSALLOC_POLICY_REPORT;
+    else
+      return false;
     return true;
   }
   char buffer[32];
@@ -49,8 +52,7 @@ static void options_parse(const char *variable, const char *text) {
           memcmp(option_info[i].name, text, name_length) != 0)
         continue;
       long value;
-      known = option_parse_value((nsalloc_option_t)i, equals + 1,
-                                 length - name_length - 1, &value);
+      known = option_parse_value((nsalloc_option_t)i, equals + 1, length - name_length - 1, &value);
       if (known) copy.options[i] = value;
     }
     if (!known) message("%s: ignoring bad entry '%.*s'", variable, (int)length, text);
@@ -59,7 +61,8 @@ static void options_parse(const char *variable, const char *text) {
 }
 
 static void options_init(void) {
-  for (size_t i = 0; i < NSALLOC_OPTION_COUNT; i++) copy.options[i] = option_info[i].initial;
+  for (size_t i = 0; i < NSALLOC_OPTION_COUNT; i++)
+    copy.options[i] = option_info[i].initial;
   char variable[64];
   size_t n = 0;
   for (const char *c = NSALLOC_PREFIX_STRING; *c && n < sizeof variable - 8; c++)

@@ -7,8 +7,8 @@
 #include <time.h>
 
 static void *os_map(size_t size) {
-  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void *p =
+      mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return NULL;
   atomic_fetch_add(&copy.os_maps, 1);
   return p;

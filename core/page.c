@@ -70,7 +70,8 @@ static void page_collect(page_t *page) {
       continue;
     block_t *head = (block_t *)(old & TF_PTR_MASK), *tail = head;
     size_t count = old / TF_COUNT_ONE;
-    for (size_t i = 1; i < count; i++) tail = tail->next;
+    for (size_t i = 1; i < count; i++)
+      tail = tail->next;
     tail->next = page->local_free;
     page->local_free = head;
     page->used -= (uint32_t)count;
@@ -93,15 +94,18 @@ static void heap_update_direct(heap_t *heap, size_t bin) {
   if (size > DIRECT_MAX) return;
   page_t *first = heap->bins[bin].first;
   size_t lo = bin == 0 ? 0 : bin_block_size(bin - 1) / 16 + 1;
-  for (size_t i = lo; i <= size / 16; i++) heap->direct[i] = first ? first : &unused_page;
+  for (size_t i = lo; i <= size / 16; i++)
+    heap->direct[i] = first ? first : &unused_page;
 }
 
 static void page_queue_push_front(heap_t *heap, page_t *page) {
   page_queue_t *queue = &heap->bins[page->bin];
   page->prev = NULL;
   page->next = queue->first;
-  if (queue->first) queue->first->prev = page;
-  else queue->last = page;
+  if (queue->first)
+    queue->first->prev = page;
+  else
+    queue->last = page;
   queue->first = page;
   heap_update_direct(heap, page->bin);
 }
@@ -112,8 +116,10 @@ static void page_queue_push_back(heap_t *heap, page_t *page) {
   page_queue_t *queue = &heap->bins[page->bin];
   page->next = NULL;
   page->prev = queue->last;
-  if (queue->last) queue->last->next = page;
-  else queue->first = page;
+  if (queue->last)
+    queue->last->next = page;
+  else
+    queue->first = page;
   queue->last = page;
   if (queue->first == page) heap_update_direct(heap, page->bin);
 }
@@ -121,10 +127,14 @@ static void page_queue_push_back(heap_t *heap, page_t *page) {
 static void page_queue_remove(heap_t *heap, page_t *page) {
   page_queue_t *queue = &heap->bins[page->bin];
   bool was_first = queue->first == page;
-  if (page->prev) page->prev->next = page->next;
-  else queue->first = page->next;
-  if (page->next) page->next->prev = page->prev;
-  else queue->last = page->prev;
+  if (page->prev)
+    page->prev->next = page->next;
+  else
+    queue->first = page->next;
+  if (page->next)
+    page->next->prev = page->prev;
+  else
+    queue->last = page->prev;
   page->next = page->prev = NULL;
   if (was_first) heap_update_direct(heap, page->bin);
 }

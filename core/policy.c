@@ -16,10 +16,14 @@
 
 static const char *op_name(enum api_op op) {
   static const char *const names[] = {
-      [OP_MALLOC] = "malloc",           [OP_FREE] = "free",
-      [OP_REALLOC] = "realloc",         [OP_USABLE_SIZE] = "usable_size",
-      [OP_FREE_SIZED] = "free_sized",   [OP_HEAP_FREE] = "heap_free",
-      [OP_HEAP_DELETE] = "heap_delete", [OP_HEAP_DESTROY] = "heap_destroy",
+      [OP_MALLOC] = "malloc",
+      [OP_FREE] = "free",
+      [OP_REALLOC] = "realloc",
+      [OP_USABLE_SIZE] = "usable_size",
+      [OP_FREE_SIZED] = "free_sized",
+      [OP_HEAP_FREE] = "heap_free",
+      [OP_HEAP_DELETE] = "heap_delete",
+      [OP_HEAP_DESTROY] = "heap_destroy",
       [OP_HEAP_COLLECT] = "heap_collect",
   };
   return names[op];
@@ -57,8 +61,7 @@ static bool foreign_pointer(enum api_op op, const void *p, const char *report_ou
     atomic_fetch_add(&copy.forwarded, 1);
     return true;
   case NSALLOC_POLICY_REPORT:
-    message("%s(%p): pointer not owned by this copy (foreign); %s", op_name(op), p,
-            report_outcome);
+    message("%s(%p): pointer not owned by this copy (foreign); %s", op_name(op), p, report_outcome);
     return false;
   default:
     diagnose(op, p, "pointer not owned by this copy (foreign)", true);

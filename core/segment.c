@@ -20,7 +20,8 @@ static size_t slices_bytes(const segment_t *seg, uint64_t mask) {
 
 static void segment_init_header(segment_t *seg, size_t size, enum segment_kind kind, bool fresh) {
   memset(seg, 0, sizeof(*seg));
-  for (size_t i = 0; i < SLICE_COUNT; i++) seg->page_of[i] = &unused_page;
+  for (size_t i = 0; i < SLICE_COUNT; i++)
+    seg->page_of[i] = &unused_page;
   seg->size = size;
   seg->kind = (uint8_t)kind;
   seg->free_slices = SLICES_ALL;
@@ -88,7 +89,8 @@ static void segment_purge(segment_t *seg, bool force, uint64_t now) {
         continue;
       }
       size_t run = 1;
-      while (i + run < SLICE_COUNT && (dirty >> (i + run) & 1)) run++;
+      while (i + run < SLICE_COUNT && (dirty >> (i + run) & 1))
+        run++;
       if (!os_purge(slice_address(seg, i), run << SLICE_SHIFT)) return;
       i += run;
     }
@@ -101,15 +103,19 @@ static void segment_purge(segment_t *seg, bool force, uint64_t now) {
  * schedule it. Returns the deadline (0 when nothing is pending). */
 static uint64_t segment_schedule_purge(segment_t *seg) {
   long delay = copy.options[NSALLOC_OPTION_PURGE_DELAY_MS];
-  if (delay == 0) segment_purge(seg, true, 0);
-  else if (delay > 0 && seg->purge_at_ms == 0) seg->purge_at_ms = now_ms() + (uint64_t)delay;
+  if (delay == 0)
+    segment_purge(seg, true, 0);
+  else if (delay > 0 && seg->purge_at_ms == 0)
+    seg->purge_at_ms = now_ms() + (uint64_t)delay;
   return seg->purge_at_ms;
 }
 
 static void segment_unmap(segment_t *seg) {
   pthread_mutex_lock(&copy.lock);
-  if (seg->copy_prev) seg->copy_prev->copy_next = seg->copy_next;
-  else copy.segments = seg->copy_next;
+  if (seg->copy_prev)
+    seg->copy_prev->copy_next = seg->copy_next;
+  else
+    copy.segments = seg->copy_next;
   if (seg->copy_next) seg->copy_next->copy_prev = seg->copy_prev;
   segment_map_clear(seg);
   pthread_mutex_unlock(&copy.lock);
@@ -123,7 +129,8 @@ static void segment_unmap(segment_t *seg) {
 static void segment_cache_purge(bool force) {
   uint64_t now = force ? 0 : now_ms();
   pthread_mutex_lock(&copy.lock);
-  for (segment_t *seg = copy.cache; seg; seg = seg->list_next) segment_purge(seg, force, now);
+  for (segment_t *seg = copy.cache; seg; seg = seg->list_next)
+    segment_purge(seg, force, now);
   pthread_mutex_unlock(&copy.lock);
 }
 
@@ -142,8 +149,10 @@ static void segment_release(segment_t *seg) {
     copy.cache_count++;
     /* A cached huge segment keeps its address range but not its memory: its
      * size makes holding it resident for the purge delay too costly. */
-    if (seg->kind == SEGMENT_HUGE) segment_purge(seg, true, 0);
-    else segment_schedule_purge(seg);
+    if (seg->kind == SEGMENT_HUGE)
+      segment_purge(seg, true, 0);
+    else
+      segment_schedule_purge(seg);
   }
   pthread_mutex_unlock(&copy.lock);
   if (!cache) segment_unmap(seg);
@@ -162,7 +171,8 @@ static void segment_link_heap(heap_t *heap, segment_t *seg) {
     heap->segments = seg;
   } else {
     segment_t *last = heap->segments;
-    while (last->heap_next) last = last->heap_next;
+    while (last->heap_next)
+      last = last->heap_next;
     last->heap_next = seg;
     seg->heap_prev = last;
   }
@@ -171,8 +181,10 @@ static void segment_link_heap(heap_t *heap, segment_t *seg) {
 }
 
 static void segment_unlink_heap(heap_t *heap, segment_t *seg) {
-  if (seg->heap_prev) seg->heap_prev->heap_next = seg->heap_next;
-  else heap->segments = seg->heap_next;
+  if (seg->heap_prev)
+    seg->heap_prev->heap_next = seg->heap_next;
+  else
+    heap->segments = seg->heap_next;
   if (seg->heap_next) seg->heap_next->heap_prev = seg->heap_prev;
   seg->heap_next = seg->heap_prev = NULL;
 }
@@ -199,7 +211,8 @@ static page_t *segment_claim(heap_t *heap, segment_t *seg, size_t index, size_t 
   page->slice_index = (uint8_t)index;
   relaxed_store(&page->slice_count, (uint8_t)count);
   page->start = slice_address(seg, index);
-  for (size_t i = index; i < index + count; i++) seg->page_of[i] = page;
+  for (size_t i = index; i < index + count; i++)
+    seg->page_of[i] = page;
   stats_page_bytes((ptrdiff_t)(count << SLICE_SHIFT));
   return page;
 }
@@ -279,7 +292,8 @@ static void segment_drop(segment_t *seg) {
     relaxed_store(&page->kind, 0);
     relaxed_store(&page->owner, 0);
   }
-  for (size_t i = 0; i < SLICE_COUNT; i++) seg->page_of[i] = &unused_page;
+  for (size_t i = 0; i < SLICE_COUNT; i++)
+    seg->page_of[i] = &unused_page;
   segment_release(seg);
 }
 
@@ -293,7 +307,8 @@ static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
       segment_obtain(total, alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
   if (!seg) return NULL;
   page_t *page = &seg->pages[1];
-  for (size_t i = 1; i < SLICE_COUNT; i++) seg->page_of[i] = page;
+  for (size_t i = 1; i < SLICE_COUNT; i++)
+    seg->page_of[i] = page;
   seg->free_slices = 0;
   stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted));
   seg->decommitted = 0;
@@ -313,7 +328,8 @@ static void segment_huge_free(segment_t *seg) {
   page_t *page = &seg->pages[1];
   stats_page_bytes(-(ptrdiff_t)relaxed_load(&page->block_size));
   relaxed_store(&page->kind, 0);
-  for (size_t i = 1; i < SLICE_COUNT; i++) seg->page_of[i] = &unused_page;
+  for (size_t i = 1; i < SLICE_COUNT; i++)
+    seg->page_of[i] = &unused_page;
   segment_release(seg);
 }
 

@@ -10,7 +10,9 @@
  */
 #include "internal.h"
 
-static size_t map_index(const void *p) { return (uintptr_t)p >> SEGMENT_SHIFT; }
+static size_t map_index(const void *p) {
+  return (uintptr_t)p >> SEGMENT_SHIFT;
+}
 
 static void segment_map_set(segment_t *seg) {
   size_t first = map_index(seg), units = (seg->size + SEGMENT_MASK) >> SEGMENT_SHIFT;
@@ -20,7 +22,8 @@ static void segment_map_set(segment_t *seg) {
 
 static void segment_map_clear(segment_t *seg) {
   size_t first = map_index(seg), units = (seg->size + SEGMENT_MASK) >> SEGMENT_SHIFT;
-  for (size_t i = 0; i < units; i++) relaxed_store(&segment_map[first + i], 0);
+  for (size_t i = 0; i < units; i++)
+    relaxed_store(&segment_map[first + i], 0);
 }
 
 /* The segment of this copy that contains p, or NULL. */
@@ -38,4 +41,6 @@ static segment_t *segment_map_lookup(const void *p) {
   return (uintptr_t)p - (uintptr_t)seg < seg->size ? seg : NULL;
 }
 
-bool nsalloc_owns(const void *p) { return segment_map_lookup(p) != NULL; }
+bool nsalloc_owns(const void *p) {
+  return segment_map_lookup(p) != NULL;
+}

@@ -17,7 +17,9 @@ static void stats_page_bytes(ptrdiff_t delta) {
   }
 }
 
-static void stats_committed(ptrdiff_t delta) { atomic_fetch_add(&copy.committed, (size_t)delta); }
+static void stats_committed(ptrdiff_t delta) {
+  atomic_fetch_add(&copy.committed, (size_t)delta);
+}
 
 /* Add the live blocks of one segment; returns its page bytes. */
 static size_t stats_add_segment(nsalloc_stats_t *out, segment_t *seg) {
@@ -34,8 +36,8 @@ static size_t stats_add_segment(nsalloc_stats_t *out, segment_t *seg) {
     out->pages++;
     out->in_use_blocks += blocks;
     out->in_use_bytes += blocks * block_size;
-    page_bytes += kind == PAGE_HUGE ? block_size
-                                    : (size_t)relaxed_load(&page->slice_count) << SLICE_SHIFT;
+    page_bytes +=
+        kind == PAGE_HUGE ? block_size : (size_t)relaxed_load(&page->slice_count) << SLICE_SHIFT;
   }
   return page_bytes;
 }
@@ -44,8 +46,10 @@ void nsalloc_stats(nsalloc_stats_t *out) {
   copy_init();
   memset(out, 0, sizeof(*out));
   pthread_mutex_lock(&copy.lock);
-  for (segment_t *seg = copy.segments; seg; seg = seg->copy_next) stats_add_segment(out, seg);
-  for (heap_t *heap = copy.heaps; heap; heap = heap->next) out->heaps++;
+  for (segment_t *seg = copy.segments; seg; seg = seg->copy_next)
+    stats_add_segment(out, seg);
+  for (heap_t *heap = copy.heaps; heap; heap = heap->next)
+    out->heaps++;
   pthread_mutex_unlock(&copy.lock);
   out->abandoned_segments = relaxed_load(&copy.abandoned_count);
   out->page_bytes = relaxed_load(&copy.page_bytes);

@@ -3,8 +3,18 @@
 
 #include "nsalloc.h"
 
-void *other_malloc(size_t size) { return nsalloc_malloc(size); }
-void *other_realloc(void *p, size_t size) { return nsalloc_realloc(p, size); }
-void other_free(void *p) { nsalloc_free(p); }
-size_t other_usable_size(const void *p) { return nsalloc_usable_size(p); }
-bool other_owns(const void *p) { return nsalloc_owns(p); }
+void *other_malloc(size_t size) {
+  return nsalloc_malloc(size);
+}
+void *other_realloc(void *p, size_t size) {
+  return nsalloc_realloc(p, size);
+}
+void other_free(void *p) {
+  nsalloc_free(p);
+}
+size_t other_usable_size(const void *p) {
+  return nsalloc_usable_size(p);
+}
+bool other_owns(const void *p) {
+  return nsalloc_owns(p);
+}

@@ -44,9 +44,12 @@ typedef struct bad_call {
 
 static void call_in_child(void *arg) {
   bad_call *call = arg;
-  if (strcmp(call->op, "free") == 0) nsalloc_free(call->pointer);
-  else if (strcmp(call->op, "realloc") == 0) (void)nsalloc_realloc(call->pointer, 100);
-  else (void)nsalloc_usable_size(call->pointer);
+  if (strcmp(call->op, "free") == 0)
+    nsalloc_free(call->pointer);
+  else if (strcmp(call->op, "realloc") == 0)
+    (void)nsalloc_realloc(call->pointer, 100);
+  else
+    (void)nsalloc_usable_size(call->pointer);
 }
 
 /* The call must abort, and the message must name prefix, operation, address. */
@@ -118,7 +121,8 @@ static void test_report_counts_exactly(void) {
   CHECK_EQ(nsalloc_usable_size(from_other), 0);
   nsalloc_free_sized(from_other, 64);
   bool intact = true;
-  for (int i = 0; i < 64; i++) intact &= from_other[i] == 0x5A;
+  for (int i = 0; i < 64; i++)
+    intact &= from_other[i] == 0x5A;
   CHECK(intact); /* the other copy's block was never written */
   CHECK(other_usable_size(from_other) >= 64);
   other_free(from_other);
@@ -187,8 +191,8 @@ static void test_copies_do_not_own_each_other(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_abort_on_foreign_pointers),   TEST(test_abort_on_invalid_own_pointers),
-      TEST(test_report_counts_exactly),       TEST(test_forward_preserves_contents),
+      TEST(test_abort_on_foreign_pointers),    TEST(test_abort_on_invalid_own_pointers),
+      TEST(test_report_counts_exactly),        TEST(test_forward_preserves_contents),
       TEST(test_copies_do_not_own_each_other),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));

@@ -24,7 +24,8 @@ static void *churn(void *arg) {
     nsalloc_free(held[slot]);
     held[slot] = nsalloc_malloc(r % 3 ? 16 + r % 512 : 100000 + r % ((size_t)5 << 20));
   }
-  for (int i = 0; i < 64; i++) nsalloc_free(held[i]);
+  for (int i = 0; i < 64; i++)
+    nsalloc_free(held[i]);
   return NULL;
 }
 
@@ -32,8 +33,10 @@ static void child_work(void *arg) {
   unsigned char *inherited = arg;
   bool ok = test_verify(inherited, 1000, 42);
   void *blocks[2000];
-  for (int i = 0; i < 2000; i++) blocks[i] = nsalloc_malloc((size_t)(i % 700) * 13 + 1);
-  for (int i = 0; i < 2000; i++) nsalloc_free(blocks[i]);
+  for (int i = 0; i < 2000; i++)
+    blocks[i] = nsalloc_malloc((size_t)(i % 700) * 13 + 1);
+  for (int i = 0; i < 2000; i++)
+    nsalloc_free(blocks[i]);
   void *huge = nsalloc_malloc((size_t)6 << 20);
   nsalloc_free(huge);
   nsalloc_free(inherited);
@@ -42,7 +45,8 @@ static void child_work(void *arg) {
 
 static void test_fork_while_threads_allocate(void) {
   pthread_t threads[3];
-  for (uintptr_t i = 0; i < 3; i++) pthread_create(&threads[i], NULL, churn, (void *)(i + 7));
+  for (uintptr_t i = 0; i < 3; i++)
+    pthread_create(&threads[i], NULL, churn, (void *)(i + 7));
   size_t forks = test_scale(50);
   for (size_t round = 0; round < forks; round++) {
     unsigned char *inherited = nsalloc_malloc(1000);
@@ -53,7 +57,8 @@ static void test_fork_while_threads_allocate(void) {
     nsalloc_free(inherited);
   }
   atomic_store(&stop, true);
-  for (int i = 0; i < 3; i++) pthread_join(threads[i], NULL);
+  for (int i = 0; i < 3; i++)
+    pthread_join(threads[i], NULL);
 }
 
 int main(int argc, char **argv) {

@@ -29,10 +29,14 @@ static nsalloc_heap_t *heaps[2];
 static size_t random_size(uint64_t *rng) {
   uint64_t r = test_random(rng);
   switch (r % 20) {
-  case 0: return 0;
-  case 1: return 1024 + r % 65536;
-  case 2: return (r >> 8) % 5 == 0 ? 65536 + r % ((size_t)3 << 20) : 256 + r % 2048;
-  default: return 1 + r % 300;
+  case 0:
+    return 0;
+  case 1:
+    return 1024 + r % 65536;
+  case 2:
+    return (r >> 8) % 5 == 0 ? 65536 + r % ((size_t)3 << 20) : 256 + r % 2048;
+  default:
+    return 1 + r % 300;
   }
 }
 
@@ -44,8 +48,10 @@ static bool check_block(const model_block *b) {
 
 static void release(model_block *b) {
   CHECK(check_block(b));
-  if (b->heap && test_random(&(uint64_t){b->seed}) % 2) nsalloc_heap_free(b->heap, b->p);
-  else nsalloc_free(b->p);
+  if (b->heap && test_random(&(uint64_t){b->seed}) % 2)
+    nsalloc_heap_free(b->heap, b->p);
+  else
+    nsalloc_free(b->p);
   b->p = NULL;
 }
 
@@ -82,7 +88,8 @@ static void random_step(uint64_t *rng) {
   case 1: { /* calloc: all zero before the fill */
     b->p = b->heap ? nsalloc_heap_calloc(b->heap, 1, size) : nsalloc_calloc(1, size);
     bool zero = b->p != NULL;
-    for (size_t i = 0; zero && i < size; i++) zero = b->p[i] == 0;
+    for (size_t i = 0; zero && i < size; i++)
+      zero = b->p[i] == 0;
     CHECK(zero);
     break;
   }
@@ -111,7 +118,8 @@ static void test_random_stream(void) {
   heaps[1] = nsalloc_heap_new();
   uint64_t rng = 0x5EED;
   size_t steps = test_scale(2000000);
-  for (size_t i = 0; i < steps; i++) random_step(&rng);
+  for (size_t i = 0; i < steps; i++)
+    random_step(&rng);
   for (size_t i = 0; i < SLOTS; i++)
     if (model[i].p) release(&model[i]);
   nsalloc_heap_delete(heaps[0]);

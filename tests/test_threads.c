@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static size_t in_use_bytes(void) {
   nsalloc_stats_t s;
   nsalloc_stats(&s);
@@ -31,9 +30,12 @@ static size_t committed_bytes(void) {
 
 static size_t size_for(uint64_t r) {
   switch (r % 16) {
-  case 0: return 16 + r % 4096;
-  case 1: return r % 16 == 1 && (r >> 8) % 16 == 0 ? 70000 + r % 400000 : 9000 + r % 30000;
-  default: return 8 + r % 256;
+  case 0:
+    return 16 + r % 4096;
+  case 1:
+    return r % 16 == 1 && (r >> 8) % 16 == 0 ? 70000 + r % 400000 : 9000 + r % 30000;
+  default:
+    return 8 + r % 256;
   }
 }
 
@@ -76,7 +78,8 @@ static void queue_init(queue *q) {
 
 static void queue_push(queue *q, void *item) {
   pthread_mutex_lock(&q->lock);
-  while (q->count == QUEUE_CAPACITY) pthread_cond_wait(&q->changed, &q->lock);
+  while (q->count == QUEUE_CAPACITY)
+    pthread_cond_wait(&q->changed, &q->lock);
   q->items[(q->head + q->count++) % QUEUE_CAPACITY] = item;
   pthread_cond_broadcast(&q->changed);
   pthread_mutex_unlock(&q->lock);
@@ -84,7 +87,8 @@ static void queue_push(queue *q, void *item) {
 
 static void *queue_pop(queue *q) {
   pthread_mutex_lock(&q->lock);
-  while (q->count == 0) pthread_cond_wait(&q->changed, &q->lock);
+  while (q->count == 0)
+    pthread_cond_wait(&q->changed, &q->lock);
   void *item = q->items[q->head];
   q->head = (q->head + 1) % QUEUE_CAPACITY;
   q->count--;
@@ -190,7 +194,8 @@ static void *short_lived(void *p) {
       uint64_t r = test_random(&rng);
       scratch[i] = tagged_new(r, size_for(r));
     }
-    for (int i = 0; i < 64; i++) tagged_free(scratch[i]);
+    for (int i = 0; i < 64; i++)
+      tagged_free(scratch[i]);
   }
   for (int i = 0; i < KEPT_PER_THREAD; i++) {
     uint64_t r = test_random(&rng);
@@ -212,10 +217,12 @@ static void test_thread_churn(void) {
       args[i].seed = i + 1;
       pthread_create(&ids[i], NULL, short_lived, &args[i]);
     }
-    for (size_t i = first; i < last; i++) pthread_join(ids[i], NULL);
+    for (size_t i = first; i < last; i++)
+      pthread_join(ids[i], NULL);
     /* blocks freed after their owner died are not lost: free them here */
     for (size_t i = first; i < last; i++)
-      for (int k = 0; k < KEPT_PER_THREAD; k++) bad += !tagged_free(args[i].kept[k]);
+      for (int k = 0; k < KEPT_PER_THREAD; k++)
+        bad += !tagged_free(args[i].kept[k]);
     if (wave == 0) committed_after_first_wave = committed_bytes();
   }
   CHECK_EQ(bad, 0);
@@ -267,27 +274,34 @@ static void heap_scenario(bool destroy) {
    * using the heap, then deletes or destroys it */
   heap_arg args[2] = {{blocks, 0, count / 3, 0}, {blocks, count / 3, 2 * count / 3, 0}};
   pthread_t ids[2];
-  for (int i = 0; i < 2; i++) pthread_create(&ids[i], NULL, free_range, &args[i]);
+  for (int i = 0; i < 2; i++)
+    pthread_create(&ids[i], NULL, free_range, &args[i]);
   for (size_t i = 0; i < count / 4; i++) {
     void *p = nsalloc_heap_malloc(heap, 32 + i % 500);
     nsalloc_heap_free(heap, p);
   }
   if (!destroy) nsalloc_heap_delete(heap); /* concurrent remote frees are fine */
-  for (int i = 0; i < 2; i++) pthread_join(ids[i], NULL);
+  for (int i = 0; i < 2; i++)
+    pthread_join(ids[i], NULL);
   CHECK_EQ(args[0].bad + args[1].bad, 0);
   if (destroy) {
     nsalloc_heap_destroy(heap); /* the last third dies with the heap */
   } else {
     int bad = 0; /* migrated blocks are intact and freeable from here */
-    for (size_t i = 2 * count / 3; i < count; i++) bad += !tagged_free(blocks[i]);
+    for (size_t i = 2 * count / 3; i < count; i++)
+      bad += !tagged_free(blocks[i]);
     CHECK_EQ(bad, 0);
   }
   CHECK_EQ(in_use_bytes(), base);
   free(blocks);
 }
 
-static void test_heap_delete_with_remote_frees(void) { heap_scenario(false); }
-static void test_heap_destroy_after_remote_frees(void) { heap_scenario(true); }
+static void test_heap_delete_with_remote_frees(void) {
+  heap_scenario(false);
+}
+static void test_heap_destroy_after_remote_frees(void) {
+  heap_scenario(true);
+}
 
 /* ---- many threads at once, everything shared --------------------------------- */
 enum { SHARED_SLOTS = 4096, WORKERS = 8 };
@@ -309,7 +323,8 @@ static void *swapper(void *p) {
 static void test_shared_slots_many_threads(void) {
   size_t base = in_use_bytes();
   pthread_t ids[WORKERS];
-  for (uintptr_t i = 0; i < WORKERS; i++) pthread_create(&ids[i], NULL, swapper, (void *)(i + 1));
+  for (uintptr_t i = 0; i < WORKERS; i++)
+    pthread_create(&ids[i], NULL, swapper, (void *)(i + 1));
   uintptr_t bad = 0;
   for (int i = 0; i < WORKERS; i++) {
     void *result;
@@ -326,9 +341,12 @@ static void test_shared_slots_many_threads(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_cross_thread_both_directions),  TEST(test_producer_consumer),
-      TEST(test_thread_churn),                  TEST(test_heap_delete_with_remote_frees),
-      TEST(test_heap_destroy_after_remote_frees), TEST(test_shared_slots_many_threads),
+      TEST(test_cross_thread_both_directions),
+      TEST(test_producer_consumer),
+      TEST(test_thread_churn),
+      TEST(test_heap_delete_with_remote_frees),
+      TEST(test_heap_destroy_after_remote_frees),
+      TEST(test_shared_slots_many_threads),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }

@@ -40,12 +40,15 @@ typedef struct worker {
 static void *worker_main(void *arg) {
   worker *w = arg;
   void *blocks[100];
-  for (int i = 0; i < 100; i++) blocks[i] = w->copy->malloc((size_t)(i * 37 + 1));
-  for (int i = 0; i < 100; i++) w->copy->free(blocks[i]);
+  for (int i = 0; i < 100; i++)
+    blocks[i] = w->copy->malloc((size_t)(i * 37 + 1));
+  for (int i = 0; i < 100; i++)
+    w->copy->free(blocks[i]);
   pthread_mutex_lock(&w->lock);
   w->stage = 1;
   pthread_cond_broadcast(&w->changed);
-  while (w->stage != 2) pthread_cond_wait(&w->changed, &w->lock);
+  while (w->stage != 2)
+    pthread_cond_wait(&w->changed, &w->lock);
   pthread_mutex_unlock(&w->lock);
   return NULL;
 }
@@ -59,7 +62,8 @@ static void load_use_unload(bool call_unload) {
   pthread_t thread;
   pthread_create(&thread, NULL, worker_main, &w);
   pthread_mutex_lock(&w.lock);
-  while (w.stage != 1) pthread_cond_wait(&w.changed, &w.lock);
+  while (w.stage != 1)
+    pthread_cond_wait(&w.changed, &w.lock);
   pthread_mutex_unlock(&w.lock);
   void *p = w.copy->malloc(5000);
   w.copy->free(p);
@@ -76,9 +80,11 @@ static void load_use_unload(bool call_unload) {
  * as many cycles again have settled one-time costs (the loader's structures,
  * a sanitizer's per-thread bookkeeping). */
 static size_t growth_over(int cycles, bool call_unload) {
-  for (int i = 0; i < cycles; i++) load_use_unload(call_unload);
+  for (int i = 0; i < cycles; i++)
+    load_use_unload(call_unload);
   size_t before = address_space();
-  for (int i = 0; i < cycles; i++) load_use_unload(call_unload);
+  for (int i = 0; i < cycles; i++)
+    load_use_unload(call_unload);
   return address_space() - before;
 }
 
@@ -108,7 +114,8 @@ static void test_late_frees_after_unload(void) {
     blocks[i] = nsalloc_malloc((size_t)(i % 40) * 1000 + 16);
     test_fill(blocks[i], 16, (uint64_t)i);
   }
-  for (int i = KEPT; i < COUNT; i++) nsalloc_free(blocks[i]);
+  for (int i = KEPT; i < COUNT; i++)
+    nsalloc_free(blocks[i]);
   nsalloc_stats_t before, after;
   nsalloc_stats(&before);
   nsalloc_unload();

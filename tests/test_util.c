@@ -11,7 +11,8 @@ int test_main(int argc, char **argv, const test_case *tests, size_t count) {
   int passed = 0, failed = 0;
   for (size_t i = 0; i < count; i++) {
     bool selected = argc < 2;
-    for (int a = 1; a < argc; a++) selected |= strcmp(argv[a], tests[i].name) == 0;
+    for (int a = 1; a < argc; a++)
+      selected |= strcmp(argv[a], tests[i].name) == 0;
     if (!selected) continue;
     int before = test_failures;
     tests[i].run();
@@ -95,5 +96,9 @@ static size_t slowdown(void) {
 #endif
 }
 
-size_t test_scale(size_t n) { return n / slowdown() ? n / slowdown() : 1; }
-bool test_instrumented(void) { return slowdown() > 1; }
+size_t test_scale(size_t n) {
+  return n / slowdown() ? n / slowdown() : 1;
+}
+bool test_instrumented(void) {
+  return slowdown() > 1;
+}

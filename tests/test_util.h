@@ -58,7 +58,8 @@ size_t test_scale(size_t n);
  * memory figures. */
 bool test_instrumented(void);
 
-#define TEST(fn) {#fn, fn}
+#define TEST(fn)                                                                                   \
+  { #fn, fn }
 #define TEST_COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 #endif

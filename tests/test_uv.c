@@ -34,7 +34,8 @@ static void do_work(uv_work_t *request) {
     test_fill(blocks[i], size, j->seed + (uint64_t)i);
     j->ok &= test_verify(blocks[i], size, j->seed + (uint64_t)i);
   }
-  for (int i = 0; i < 32; i++) nsalloc_free(blocks[i]);
+  for (int i = 0; i < 32; i++)
+    nsalloc_free(blocks[i]);
 }
 
 static void after_work(uv_work_t *request, int status) {
@@ -59,7 +60,8 @@ static void test_loop_threadpool_and_scandir(void) {
   CHECK(uv_fs_scandir(loop, &scan, "/", 0, NULL) > 0); /* synchronous */
   uv_dirent_t entry;
   int entries = 0;
-  while (uv_fs_scandir_next(&scan, &entry) != UV_EOF) entries++;
+  while (uv_fs_scandir_next(&scan, &entry) != UV_EOF)
+    entries++;
   uv_fs_req_cleanup(&scan);
   CHECK(entries > 3);
   CHECK_EQ(uv_run(loop, UV_RUN_DEFAULT), 0);

@@ -24,12 +24,12 @@
 #define NSALLOC_PREFIX nsalloc_
 #endif
 
-#define NSALLOC_CAT_(a, b)      a##b
-#define NSALLOC_CAT(a, b)       NSALLOC_CAT_(a, b)
-#define NSALLOC_NAME(name)      NSALLOC_CAT(NSALLOC_PREFIX, name)
-#define NSALLOC_STRINGIFY_(x)   #x
-#define NSALLOC_STRINGIFY(x)    NSALLOC_STRINGIFY_(x)
-#define NSALLOC_PREFIX_STRING   NSALLOC_STRINGIFY(NSALLOC_PREFIX)
+#define NSALLOC_CAT_(a, b)    a##b
+#define NSALLOC_CAT(a, b)     NSALLOC_CAT_(a, b)
+#define NSALLOC_NAME(name)    NSALLOC_CAT(NSALLOC_PREFIX, name)
+#define NSALLOC_STRINGIFY_(x) #x
+#define NSALLOC_STRINGIFY(x)  NSALLOC_STRINGIFY_(x)
+#define NSALLOC_PREFIX_STRING NSALLOC_STRINGIFY(NSALLOC_PREFIX)
 
 #if defined(NSALLOC_PRIVATE)
 #define NSALLOC_API __attribute__((visibility("hidden")))
@@ -44,45 +44,45 @@ extern "C" {
 #endif
 
 /* ---- name mapping: canonical name -> prefixed name ---------------------- */
-#define nsalloc_malloc            NSALLOC_NAME(malloc)
-#define nsalloc_calloc            NSALLOC_NAME(calloc)
-#define nsalloc_realloc           NSALLOC_NAME(realloc)
-#define nsalloc_reallocarray      NSALLOC_NAME(reallocarray)
-#define nsalloc_free              NSALLOC_NAME(free)
-#define nsalloc_free_sized        NSALLOC_NAME(free_sized)
-#define nsalloc_usable_size       NSALLOC_NAME(usable_size)
-#define nsalloc_good_size         NSALLOC_NAME(good_size)
-#define nsalloc_aligned_alloc     NSALLOC_NAME(aligned_alloc)
-#define nsalloc_posix_memalign    NSALLOC_NAME(posix_memalign)
-#define nsalloc_memalign          NSALLOC_NAME(memalign)
-#define nsalloc_strdup            NSALLOC_NAME(strdup)
-#define nsalloc_strndup           NSALLOC_NAME(strndup)
-#define nsalloc_owns              NSALLOC_NAME(owns)
-#define nsalloc_heap_new          NSALLOC_NAME(heap_new)
-#define nsalloc_heap_delete       NSALLOC_NAME(heap_delete)
-#define nsalloc_heap_destroy      NSALLOC_NAME(heap_destroy)
-#define nsalloc_heap_malloc       NSALLOC_NAME(heap_malloc)
-#define nsalloc_heap_calloc       NSALLOC_NAME(heap_calloc)
-#define nsalloc_heap_realloc      NSALLOC_NAME(heap_realloc)
-#define nsalloc_heap_reallocarray NSALLOC_NAME(heap_reallocarray)
-#define nsalloc_heap_aligned_alloc NSALLOC_NAME(heap_aligned_alloc)
-#define nsalloc_heap_strdup       NSALLOC_NAME(heap_strdup)
-#define nsalloc_heap_strndup      NSALLOC_NAME(heap_strndup)
-#define nsalloc_heap_free         NSALLOC_NAME(heap_free)
-#define nsalloc_heap_owns         NSALLOC_NAME(heap_owns)
-#define nsalloc_heap_collect      NSALLOC_NAME(heap_collect)
-#define nsalloc_heap_stats        NSALLOC_NAME(heap_stats)
-#define nsalloc_collect           NSALLOC_NAME(collect)
-#define nsalloc_stats             NSALLOC_NAME(stats)
-#define nsalloc_option_get        NSALLOC_NAME(option_get)
-#define nsalloc_option_set        NSALLOC_NAME(option_set)
-#define nsalloc_set_foreign_policy NSALLOC_NAME(set_foreign_policy)
+#define nsalloc_malloc              NSALLOC_NAME(malloc)
+#define nsalloc_calloc              NSALLOC_NAME(calloc)
+#define nsalloc_realloc             NSALLOC_NAME(realloc)
+#define nsalloc_reallocarray        NSALLOC_NAME(reallocarray)
+#define nsalloc_free                NSALLOC_NAME(free)
+#define nsalloc_free_sized          NSALLOC_NAME(free_sized)
+#define nsalloc_usable_size         NSALLOC_NAME(usable_size)
+#define nsalloc_good_size           NSALLOC_NAME(good_size)
+#define nsalloc_aligned_alloc       NSALLOC_NAME(aligned_alloc)
+#define nsalloc_posix_memalign      NSALLOC_NAME(posix_memalign)
+#define nsalloc_memalign            NSALLOC_NAME(memalign)
+#define nsalloc_strdup              NSALLOC_NAME(strdup)
+#define nsalloc_strndup             NSALLOC_NAME(strndup)
+#define nsalloc_owns                NSALLOC_NAME(owns)
+#define nsalloc_heap_new            NSALLOC_NAME(heap_new)
+#define nsalloc_heap_delete         NSALLOC_NAME(heap_delete)
+#define nsalloc_heap_destroy        NSALLOC_NAME(heap_destroy)
+#define nsalloc_heap_malloc         NSALLOC_NAME(heap_malloc)
+#define nsalloc_heap_calloc         NSALLOC_NAME(heap_calloc)
+#define nsalloc_heap_realloc        NSALLOC_NAME(heap_realloc)
+#define nsalloc_heap_reallocarray   NSALLOC_NAME(heap_reallocarray)
+#define nsalloc_heap_aligned_alloc  NSALLOC_NAME(heap_aligned_alloc)
+#define nsalloc_heap_strdup         NSALLOC_NAME(heap_strdup)
+#define nsalloc_heap_strndup        NSALLOC_NAME(heap_strndup)
+#define nsalloc_heap_free           NSALLOC_NAME(heap_free)
+#define nsalloc_heap_owns           NSALLOC_NAME(heap_owns)
+#define nsalloc_heap_collect        NSALLOC_NAME(heap_collect)
+#define nsalloc_heap_stats          NSALLOC_NAME(heap_stats)
+#define nsalloc_collect             NSALLOC_NAME(collect)
+#define nsalloc_stats               NSALLOC_NAME(stats)
+#define nsalloc_option_get          NSALLOC_NAME(option_get)
+#define nsalloc_option_set          NSALLOC_NAME(option_set)
+#define nsalloc_set_foreign_policy  NSALLOC_NAME(set_foreign_policy)
 #define nsalloc_set_message_handler NSALLOC_NAME(set_message_handler)
-#define nsalloc_set_os_source     NSALLOC_NAME(set_os_source)
-#define nsalloc_version           NSALLOC_NAME(version)
-#define nsalloc_prefix            NSALLOC_NAME(prefix)
-#define nsalloc_shutdown          NSALLOC_NAME(shutdown)
-#define nsalloc_unload            NSALLOC_NAME(unload)
+#define nsalloc_set_os_source       NSALLOC_NAME(set_os_source)
+#define nsalloc_version             NSALLOC_NAME(version)
+#define nsalloc_prefix              NSALLOC_NAME(prefix)
+#define nsalloc_shutdown            NSALLOC_NAME(shutdown)
+#define nsalloc_unload              NSALLOC_NAME(unload)
 
 /* ---- standard allocation ------------------------------------------------ */
 /* Every pointer returned is aligned to at least 16 bytes. malloc(0) returns a
@@ -137,21 +137,21 @@ NSALLOC_API void nsalloc_heap_collect(nsalloc_heap_t *heap, bool force);
 
 /* ---- statistics ----------------------------------------------------------- */
 typedef struct nsalloc_stats_s {
-  size_t in_use_bytes;     /* bytes in live blocks (at block-size granularity) */
-  size_t in_use_blocks;    /* live blocks */
-  size_t page_bytes;       /* bytes of pages holding blocks, plus huge blocks */
-  size_t peak_page_bytes;  /* high-water mark of page_bytes */
-  size_t committed_bytes;  /* memory that may be resident (not yet purged) */
-  size_t reserved_bytes;   /* address space mapped from the OS */
-  size_t segments;         /* live segments (huge ones included) */
-  size_t pages;            /* pages assigned to a size class or object */
-  size_t heaps;            /* live heaps (thread default heaps included) */
+  size_t in_use_bytes;       /* bytes in live blocks (at block-size granularity) */
+  size_t in_use_blocks;      /* live blocks */
+  size_t page_bytes;         /* bytes of pages holding blocks, plus huge blocks */
+  size_t peak_page_bytes;    /* high-water mark of page_bytes */
+  size_t committed_bytes;    /* memory that may be resident (not yet purged) */
+  size_t reserved_bytes;     /* address space mapped from the OS */
+  size_t segments;           /* live segments (huge ones included) */
+  size_t pages;              /* pages assigned to a size class or object */
+  size_t heaps;              /* live heaps (thread default heaps included) */
   size_t abandoned_segments; /* segments of exited threads awaiting reclaim */
-  uint64_t os_maps;        /* successful mmap calls */
-  uint64_t os_unmaps;      /* munmap calls */
-  uint64_t purges;         /* ranges returned to the OS (madvise) */
+  uint64_t os_maps;          /* successful mmap calls */
+  uint64_t os_unmaps;        /* munmap calls */
+  uint64_t purges;           /* ranges returned to the OS (madvise) */
   uint64_t foreign_pointers; /* pointers that were not this copy's */
-  uint64_t forwarded;      /* foreign pointers handed to the forward hooks */
+  uint64_t forwarded;        /* foreign pointers handed to the forward hooks */
   uint64_t invalid_pointers; /* interior pointers and double frees detected */
 } nsalloc_stats_t;
 

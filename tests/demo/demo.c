@@ -87,7 +87,8 @@ int main(int argc, char **argv) {
            s.in_use_blocks, s.committed_bytes, s.reserved_bytes,
            (unsigned long long)s.foreign_pointers);
   }
-  for (int i = 0; i < COPIES; i++) copy[i]->free(keys[i]);
+  for (int i = 0; i < COPIES; i++)
+    copy[i]->free(keys[i]);
   printf("\nEvery block went back to the copy that owns it.\n");
   return 0;
 }

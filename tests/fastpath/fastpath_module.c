@@ -12,7 +12,9 @@
 MODULE_API void fastpath_run(unsigned rounds, unsigned batch, size_t size) {
   void *blocks[64];
   for (unsigned r = 0; r < rounds; r++) {
-    for (unsigned i = 0; i < batch; i++) blocks[i] = nsalloc_malloc(size);
-    for (unsigned i = 0; i < batch; i++) nsalloc_free(blocks[i]);
+    for (unsigned i = 0; i < batch; i++)
+      blocks[i] = nsalloc_malloc(size);
+    for (unsigned i = 0; i < batch; i++)
+      nsalloc_free(blocks[i]);
   }
 }

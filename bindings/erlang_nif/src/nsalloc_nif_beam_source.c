@@ -19,9 +19,7 @@ typedef struct drawn_s {
   size_t bytes; /* what was asked of enif_alloc */
 } drawn_t;
 
-static struct {
-  _Atomic(size_t) bytes, segments;
-} drawn;
+static struct { _Atomic(size_t) bytes, segments; } drawn;
 
 static void *beam_alloc(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
