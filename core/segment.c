@@ -147,12 +147,13 @@ static void segment_release(segment_t *seg) {
     seg->list_next = copy.cache;
     copy.cache = seg;
     copy.cache_count++;
-    /* A cached huge segment keeps its address range but not its memory: its
-     * size makes holding it resident for the purge delay too costly. */
+    /* At most one cached huge segment stays resident (until the purge delay),
+     * so a huge malloc/free loop does not refault its pages every time; the
+     * others keep their address range but give their memory back now. */
     if (seg->kind == SEGMENT_HUGE)
-      segment_purge(seg, true, 0);
-    else
-      segment_schedule_purge(seg);
+      for (segment_t *other = seg->list_next; other; other = other->list_next)
+        if (other->kind == SEGMENT_HUGE) segment_purge(other, true, 0);
+    segment_schedule_purge(seg);
   }
   pthread_mutex_unlock(&copy.lock);
   if (!cache) segment_unmap(seg);
