@@ -12,7 +12,7 @@ static inline void *heap_alloc(heap_t *heap, size_t size) {
     block_t *block = page->free;
     if (likely(block != NULL)) {
       page->free = block->next;
-      page->used++;
+      page_used_set(page, page_used(page) + 1);
       block->tag = 0;
       return block;
     }

@@ -31,8 +31,9 @@ static inline void free_local(page_t *page, block_t *block) {
   block->tag = (uintptr_t)page;
   block->next = page->local_free;
   page->local_free = block;
-  if (unlikely(--page->used == 0))
-    page_retire_if_unused(relaxed_load(&segment_of(page)->heap), page);
+  uint32_t used = page_used(page) - 1;
+  page_used_set(page, used);
+  if (unlikely(used == 0)) page_retire_if_unused(relaxed_load(&segment_of(page)->heap), page);
 }
 
 /* Push onto the page's thread_free list; notify the owner when the page is

@@ -144,7 +144,7 @@ static void heap_collect_pages(heap_t *heap, bool force) {
     for (page_t *page = heap->bins[bin].first, *next; page; page = next) {
       next = page->next;
       page_collect(page);
-      if (page->used != 0) continue;
+      if (page_used(page) != 0) continue;
       if (force) {
         page_queue_remove(heap, page);
         segment_page_free(heap, page);
@@ -263,7 +263,7 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
   }
   block_t *block = page->free;
   page->free = block->next;
-  page->used++;
+  page_used_set(page, page_used(page) + 1);
   block->tag = 0;
   return block;
 }

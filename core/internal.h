@@ -101,8 +101,8 @@ struct page_s {
   _Atomic(uintptr_t) owner; /* owner key (heap.c) allowed the local fast path; 0: none */
   uint8_t *start;           /* first block */
   uint64_t div_magic;       /* (2^64-1)/block_size + 1: d | x  <=>  x*magic < magic */
-  uint32_t used;            /* blocks allocated and not yet freed-and-collected (owner only;
-                             * the statistics walk reads it racily, see stats.c) */
+  _Atomic(uint32_t) used;   /* blocks allocated, not yet freed-and-collected: written by the
+                             * owner (page_used_set), read by the statistics walk */
   uint32_t capacity;        /* blocks carved so far */
   uint32_t reserved;        /* blocks that fit in the page */
   uint8_t in_full;          /* off its bin queue (large pages always are) */
@@ -183,6 +183,15 @@ static inline segment_t *segment_of(const void *p) {
 static inline uint8_t *slice_address(segment_t *seg, size_t index) {
   return (uint8_t *)seg + (index << SLICE_SHIFT);
 }
+/* page->used: relaxed atomic accesses (plain moves on x86-64), so the
+ * statistics walk on another thread reads a whole old or new count. */
+static inline uint32_t page_used(const page_t *page) {
+  return relaxed_load(&page->used);
+}
+static inline void page_used_set(page_t *page, uint32_t used) {
+  relaxed_store(&page->used, used);
+}
+
 static inline uint64_t slice_mask(size_t index, size_t count) {
   return (count >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << count) - 1)) << index;
 }

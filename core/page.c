@@ -29,7 +29,7 @@ static void page_init(page_t *page, size_t block_size, size_t bin, uintptr_t own
   page->in_full = 0;
   page->next = page->prev = NULL;
   relaxed_store(&page->thread_free, 0);
-  page->used = 0;
+  page_used_set(page, 0);
   relaxed_store(&page->block_size, block_size);
   relaxed_store(&page->owner, owner);
   relaxed_store(&page->kind, bin < BIN_COUNT ? PAGE_BINNED : PAGE_LARGE);
@@ -74,7 +74,7 @@ static void page_collect(page_t *page) {
       tail = tail->next;
     tail->next = page->local_free;
     page->local_free = head;
-    page->used -= (uint32_t)count;
+    page_used_set(page, page_used(page) - (uint32_t)count);
     break;
   }
   if (!page->free) {
@@ -158,7 +158,7 @@ static void page_unpark(heap_t *heap, page_t *page) {
  * when freeing the page released its whole segment. Owner only. */
 static bool page_settle(heap_t *heap, page_t *page) {
   for (;;) {
-    if (page->used == 0) return segment_page_free(heap, page);
+    if (page_used(page) == 0) return segment_page_free(heap, page);
     if (relaxed_load(&page->kind) == PAGE_BINNED &&
         (page->free || page->capacity < page->reserved)) {
       page_unpark(heap, page);
@@ -180,7 +180,7 @@ static bool page_settle(heap_t *heap, page_t *page) {
  * create and destroy a page every time. nsalloc_collect(true) and thread exit
  * release kept pages. Owner only. */
 static void page_retire_if_unused(heap_t *heap, page_t *page) {
-  if (page->used != 0) return;
+  if (page_used(page) != 0) return;
   if (!page->in_full) {
     page_queue_t *queue = &heap->bins[page->bin];
     if (queue->first == page && queue->last == page) return;

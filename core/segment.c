@@ -281,7 +281,7 @@ static page_t *segment_next_page(segment_t *seg, size_t *index) {
 static bool segment_has_live_blocks(segment_t *seg) {
   size_t index = 1;
   for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;)
-    if (page->used > page_pending_remote(page)) return true;
+    if (page_used(page) > page_pending_remote(page)) return true;
   return false;
 }
 
@@ -316,7 +316,7 @@ static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
   page->slice_index = 1;
   page->start = (uint8_t *)seg + offset;
   page->capacity = page->reserved = 1;
-  page->used = 1;
+  page_used_set(page, 1);
   relaxed_store(&page->block_size, usable);
   relaxed_store(&page->slice_count, SLICE_COUNT - 1);
   relaxed_store(&page->kind, PAGE_HUGE);

@@ -1,12 +1,9 @@
 /*
  * stats.c - statistics. Counters that change only on slow paths are kept as
  * copy-wide atomics; block counts are computed on demand by walking pages, so
- * the fast paths pay nothing for them. A walk reads other threads' pages: it
- * is a snapshot, exact when the copy is quiescent. page->used is the one
- * field it reads that its owner updates with plain stores (keeping the malloc
- * and free fast paths two instructions shorter each); the walk reads it with
- * a relaxed atomic load, so a concurrent walk sees an old or a new count,
- * never a torn one (scripts/tsan.supp names this deliberate race).
+ * the fast paths pay nothing for them. A walk reads other threads' pages
+ * only through atomic fields (relaxed): it is a snapshot, exact when the copy
+ * is quiescent.
  */
 #include "internal.h"
 
@@ -29,7 +26,7 @@ static size_t stats_add_segment(nsalloc_stats_t *out, segment_t *seg) {
     page_t *page = &seg->pages[i];
     uint8_t kind = relaxed_load(&page->kind);
     if (!kind) continue;
-    size_t used = __atomic_load_n(&page->used, __ATOMIC_RELAXED);
+    size_t used = page_used(page);
     size_t pending = page_pending_remote(page);
     size_t blocks = used > pending ? used - pending : 0;
     size_t block_size = relaxed_load(&page->block_size);
