@@ -118,7 +118,7 @@ static bool heap_adopt_segment(heap_t *heap, segment_t *seg) {
 
 /* Bring parked pages that received remote frees back (flagged segments only,
  * or every segment when forced). */
-static void heap_sweep_full_pages_ex(heap_t *heap, bool force) {
+static void heap_sweep_full_pages(heap_t *heap, bool force) {
   if (!force && !relaxed_load(&heap->full_page_freed)) return;
   atomic_store(&heap->full_page_freed, 0);
   for (segment_t *seg = heap->segments, *next; seg; seg = next) {
@@ -133,13 +133,9 @@ static void heap_sweep_full_pages_ex(heap_t *heap, bool force) {
   }
 }
 
-static void heap_sweep_full_pages(heap_t *heap) {
-  heap_sweep_full_pages_ex(heap, false);
-}
-
 /* Collect every queued page; free the empty ones (force: the kept ones too). */
 static void heap_collect_pages(heap_t *heap, bool force) {
-  heap_sweep_full_pages_ex(heap, force);
+  heap_sweep_full_pages(heap, force);
   for (size_t bin = 0; bin < BIN_COUNT; bin++) {
     for (page_t *page = heap->bins[bin].first, *next; page; page = next) {
       next = page->next;
@@ -239,7 +235,7 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
     errno = ENOMEM;
     return NULL;
   }
-  heap_sweep_full_pages(heap);
+  heap_sweep_full_pages(heap, false);
   /* A due purge is looked for (a clock read) on every 64th slow path only. */
   if (heap->purge_at_ms && (++heap->slow_paths & 63) == 0) heap_purge_due(heap, false);
   size_t bin = BIN_COUNT;
