@@ -13,15 +13,17 @@
 
 /* The page of p when p is a live block start in a binned or large page of
  * this copy, else NULL (then locate() tells what p is). The segment map is
- * read first, so a foreign p is rejected without touching its memory; pages
- * without blocks (unused_page, huge pages) have div_magic 0 and never match. */
+ * read first, so a foreign p is rejected without touching its memory; then
+ * one comparison rejects interior pointers, blocks not carved yet and the
+ * page's partial tail (block_position()), before the tag is read. */
 static inline page_t *live_block_page(const void *p) {
   uintptr_t addr = (uintptr_t)p;
   size_t unit = addr >> SEGMENT_SHIFT;
   if (unlikely(unit >= MAP_ENTRIES || relaxed_load(&segment_map[unit]) != 1)) return NULL;
   segment_t *seg = (segment_t *)(addr & ~(uintptr_t)SEGMENT_MASK);
   page_t *page = seg->page_of[(addr >> SLICE_SHIFT) & (SLICE_COUNT - 1)];
-  if (unlikely(!page_is_block_start(page, p) || ((const block_t *)p)->tag == (uintptr_t)page))
+  if (unlikely(!page_is_carved_block_start(page, p) ||
+               ((const block_t *)p)->tag == (uintptr_t)page))
     return NULL;
   return page;
 }

@@ -267,7 +267,7 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
 /* ---- first-class heap API ----------------------------------------------- */
 
 static heap_t *heap_checked(const nsalloc_heap_t *heap, enum api_op op) {
-  if (!heap || heap->magic != HEAP_MAGIC || heap->owner != (uintptr_t)heap)
+  if (!heap || heap->magic != HEAP_MAGIC || !heap_is_first_class(heap))
     diagnose(op, heap, "not a live first-class heap", true);
   return (heap_t *)heap;
 }

@@ -96,16 +96,18 @@ enum page_kind { PAGE_BINNED = 1, PAGE_LARGE, PAGE_HUGE };
 
 struct page_s {
   /* Hot fields first: the malloc and free fast paths touch only these. */
-  block_t *free;            /* blocks ready to allocate */
-  block_t *local_free;      /* blocks freed by the owner thread */
-  _Atomic(uintptr_t) owner; /* owner key (heap.c) allowed the local fast path; 0: none */
-  uint8_t *start;           /* first block */
-  uint64_t div_magic;       /* (2^64-1)/block_size + 1: d | x  <=>  x*magic < magic */
-  _Atomic(uint32_t) used;   /* blocks allocated, not yet freed-and-collected: written by the
-                             * owner (page_used_set), read by the statistics walk */
-  uint32_t capacity;        /* blocks carved so far */
-  uint32_t reserved;        /* blocks that fit in the page */
-  uint8_t in_full;          /* off its bin queue (large pages always are) */
+  block_t *free;                  /* blocks ready to allocate */
+  block_t *local_free;            /* blocks freed by the owner thread */
+  _Atomic(uintptr_t) owner;       /* owner key (heap.c) allowed the local fast path; 0: none */
+  uint8_t *start;                 /* first block */
+  uint64_t div_magic;             /* floor(2^64 / block_size) + 1: see block_position() */
+  _Atomic(uint64_t) carved_limit; /* block_position() of the first block not carved yet:
+                                   * written by the owner when carving, read by any thread */
+  _Atomic(uint32_t) used;         /* blocks allocated, not yet freed-and-collected: written by the
+                                   * owner (page_used_set), read by the statistics walk */
+  uint32_t capacity;              /* blocks carved so far */
+  uint32_t reserved;              /* blocks that fit in the page */
+  uint8_t in_full;                /* off its bin queue (large pages always are) */
   uint8_t bin;
   uint8_t slice_index;
   /* Read by the statistics walk from other threads, hence atomic (relaxed). */
@@ -151,6 +153,12 @@ struct nsalloc_heap_s {
 };
 #define HEAP_MAGIC 0x6e736870u
 
+/* A first-class heap (nsalloc_heap_new) is its own pages' owner key; a
+ * thread's default heap uses the thread id. */
+static inline bool heap_is_first_class(const heap_t *heap) {
+  return heap->owner == (uintptr_t)heap;
+}
+
 /* ---- thread identity ------------------------------------------------------ */
 /* The thread pointer is unique among live threads. It is an identity, never
  * storage: nothing is read or written through it. A thread's id can be reused
@@ -195,10 +203,21 @@ static inline void page_used_set(page_t *page, uint32_t used) {
 static inline uint64_t slice_mask(size_t index, size_t count) {
   return (count >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << count) - 1)) << index;
 }
-/* Is `p` a block start of `page`? (x < 2^32 for every binned or large page.) */
-static inline bool page_is_block_start(const page_t *page, const void *p) {
-  uint64_t offset = (uint64_t)((const uint8_t *)p - page->start);
-  return offset * page->div_magic < page->div_magic;
+/* Where p lies in its page, as one number: with M = div_magic and
+ * E = block_size * M mod 2^64 (1 <= E <= block_size), an offset
+ * x = k * block_size + r maps to x * M mod 2^64 = k * E + r * M. For a block
+ * start (r = 0) that is k * E, below M and increasing with k; for any other
+ * offset it is at least M (no wrap-around: (k + 1) * E <= span + block_size,
+ * a few MiB, far below M >= 2^64 / LARGE_MAX). So "p is the start of a
+ * carved block" is the single comparison position < carved_limit, where
+ * carved_limit = capacity * E < M; the partial block at a page's end and every
+ * block not carved yet fail it. Pages without blocks (unused_page, huge
+ * pages) have M = carved_limit = 0: nothing passes. */
+static inline uint64_t block_position(const page_t *page, const void *p) {
+  return (uint64_t)((const uint8_t *)p - page->start) * page->div_magic;
+}
+static inline bool page_is_carved_block_start(const page_t *page, const void *p) {
+  return block_position(page, p) < relaxed_load(&page->carved_limit);
 }
 
 /* ---- options, copy state --------------------------------------------------- */

@@ -19,11 +19,10 @@ static enum locate_result locate(const void *p, page_t **page_out) {
   }
   page_t *page = seg->page_of[((uintptr_t)p - (uintptr_t)seg) >> SLICE_SHIFT];
   if (relaxed_load(&page->kind) == 0) return LOCATE_UNALLOCATED;
-  if (!page_is_block_start(page, p)) return LOCATE_INTERIOR;
-  /* `reserved` never changes while the page lives (unlike `capacity`, which
-   * the owner grows), so this read is safe from any thread. */
-  size_t index = (size_t)((const uint8_t *)p - page->start) / relaxed_load(&page->block_size);
-  if (index >= page->reserved) return LOCATE_UNALLOCATED;
+  uint64_t position = block_position(page, p);
+  if (position >= page->div_magic) return LOCATE_INTERIOR;
+  /* A block position, but not carved yet (or the partial block at the end). */
+  if (position >= relaxed_load(&page->carved_limit)) return LOCATE_UNALLOCATED;
   if (((const block_t *)p)->tag == (uintptr_t)page) return LOCATE_DOUBLE_FREE;
   *page_out = page;
   return LOCATE_OWN;

@@ -24,7 +24,10 @@ static void page_init(page_t *page, size_t block_size, size_t bin, uintptr_t own
   page->free = page->local_free = NULL;
   page->capacity = 0;
   page->reserved = (uint32_t)((count << SLICE_SHIFT) / block_size);
-  page->div_magic = UINT64_MAX / block_size + 1;
+  /* floor(2^64 / block_size) + 1, so that E = block_size * M mod 2^64 >= 1
+   * even for powers of two (see block_position()). */
+  page->div_magic = UINT64_MAX / block_size + 1 + is_power_of_two(block_size);
+  relaxed_store(&page->carved_limit, 0);
   page->bin = (uint8_t)bin;
   page->in_full = 0;
   page->next = page->prev = NULL;
@@ -37,7 +40,10 @@ static void page_init(page_t *page, size_t block_size, size_t bin, uintptr_t own
 
 /* Carve the next blocks (about one OS page worth, at least one) into `free`.
  * Carving lazily keeps untouched parts of a page out of the resident set.
- * Returns false when the page is fully carved. */
+ * Carved blocks are tagged free (a free() of one is caught like a double
+ * free), and carved_limit grows to cover them only once they are: until then
+ * free() and usable_size() see them as unallocated. Returns false when the
+ * page is fully carved. */
 static bool page_extend(page_t *page) {
   size_t size = relaxed_load(&page->block_size);
   size_t count = size < OS_PAGE ? OS_PAGE / size : 1;
@@ -48,11 +54,15 @@ static bool page_extend(page_t *page) {
   for (size_t i = 1; i < count; i++) {
     block_t *next = (block_t *)(first + i * size);
     block->next = next;
+    block->tag = (uintptr_t)page;
     block = next;
   }
   block->next = page->free;
+  block->tag = (uintptr_t)page;
   page->free = (block_t *)first;
   page->capacity += (uint32_t)count;
+  uint64_t stride = (uint64_t)size * page->div_magic; /* E of block_position() */
+  relaxed_store(&page->carved_limit, page->capacity * stride);
   return true;
 }
 

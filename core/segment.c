@@ -219,14 +219,20 @@ static page_t *segment_claim(heap_t *heap, segment_t *seg, size_t index, size_t 
 }
 
 /* A page of `count` slices starting at a multiple of `align` slices, from the
- * heap's segments, else an abandoned segment, else a new segment. The page
- * still needs page_init(). */
+ * heap's segments, else an abandoned segment (default heaps only), else a new
+ * segment. The page still needs page_init().
+ * A first-class heap never adopts an abandoned segment: the segment may hold
+ * live blocks of the thread that exited, and nsalloc_heap_destroy() releases
+ * a heap's segments wholesale, so a destroyable heap must only ever hold
+ * blocks it allocated itself. */
 static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
   for (segment_t *seg = heap->segments; seg && seg->free_slices; seg = seg->heap_next) {
     size_t index = find_free_run(seg->free_slices, count, align);
     if (index) return segment_claim(heap, seg, index, count);
   }
-  for (segment_t *seg; (seg = segment_reclaim()) != NULL;) {
+  while (!heap_is_first_class(heap)) {
+    segment_t *seg = segment_reclaim();
+    if (!seg) break;
     if (!heap_adopt_segment(heap, seg)) continue; /* it was empty: released */
     size_t index = find_free_run(seg->free_slices, count, align);
     if (index) return segment_claim(heap, seg, index, count);

@@ -98,9 +98,37 @@ static void test_abort_on_invalid_own_pointers(void) {
   nsalloc_free(gone);
   nsalloc_collect(true);
   expect_abort("free", gone, "no block is allocated");
+  /* block positions of a live page that were never carved, near and far */
+  expect_abort("free", block + 64 * 100, "no block is allocated");
+  expect_abort("usable_size", block + 64 * 1000, "no block is allocated");
+  expect_abort("realloc", block + 64 * 1000, "no block is allocated");
   nsalloc_free(block);
   nsalloc_free(large);
   nsalloc_free(huge);
+}
+
+/* The last, incomplete block position of a page (its start is a multiple of
+ * the block size, but the block would run into the next slice): never a
+ * block, even once the whole page is carved. Regression: it passed the free
+ * fast path, and a later malloc handed it out over its neighbour. */
+static void test_abort_on_partial_tail_block(void) {
+  enum { SIZE = 48, SLICE = 64 * 1024, COUNT = SLICE / SIZE };
+  char *blocks[COUNT];
+  for (int i = 0; i < COUNT; i++)
+    blocks[i] = nsalloc_malloc(SIZE);
+  /* COUNT allocations fill at least one whole 48-byte page; the page of the
+   * lowest block that starts a slice-aligned run ends COUNT blocks later. */
+  char *start = NULL;
+  for (int i = 0; i < COUNT && !start; i++)
+    if (((uintptr_t)blocks[i] & (SLICE - 1)) == 0) start = blocks[i];
+  CHECK(start != NULL);
+  if (start) {
+    char *tail = start + (size_t)COUNT * SIZE; /* 65520: 16 bytes before the slice's end */
+    expect_abort("free", tail, "no block is allocated");
+    expect_abort("usable_size", tail, "no block is allocated");
+  }
+  for (int i = 0; i < COUNT; i++)
+    nsalloc_free(blocks[i]);
 }
 
 /* ---- report: counted exactly, nothing touched ----------------------------- */
@@ -191,9 +219,9 @@ static void test_copies_do_not_own_each_other(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_abort_on_foreign_pointers),    TEST(test_abort_on_invalid_own_pointers),
-      TEST(test_report_counts_exactly),        TEST(test_forward_preserves_contents),
-      TEST(test_copies_do_not_own_each_other),
+      TEST(test_abort_on_foreign_pointers),   TEST(test_abort_on_invalid_own_pointers),
+      TEST(test_abort_on_partial_tail_block), TEST(test_report_counts_exactly),
+      TEST(test_forward_preserves_contents),  TEST(test_copies_do_not_own_each_other),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }

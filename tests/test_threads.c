@@ -308,6 +308,40 @@ static void test_heap_destroy_after_remote_frees(void) {
   heap_scenario(true);
 }
 
+/* A first-class heap on a thread that comes after an exited thread must not
+ * take over the exited thread's segments: heap_destroy would free its live
+ * blocks. Regression: main's next malloc returned the exited thread's live
+ * block a second time. */
+static void *allocate_and_exit(void *p) {
+  *(void **)p = tagged_new(400, 400);
+  return NULL;
+}
+static void *heap_lifetime(void *p) {
+  (void)p;
+  nsalloc_heap_t *heap = nsalloc_heap_new();
+  for (int i = 0; i < 100; i++)
+    (void)heap_tagged_new(heap, (uint64_t)i, 400);
+  nsalloc_heap_destroy(heap);
+  return NULL;
+}
+static void test_heap_destroy_spares_exited_threads_blocks(void) {
+  void *survivor = NULL;
+  pthread_t id;
+  pthread_create(&id, NULL, allocate_and_exit, &survivor);
+  pthread_join(id, NULL);
+  pthread_create(&id, NULL, heap_lifetime, NULL);
+  pthread_join(id, NULL);
+  void *fresh[100];
+  for (int i = 0; i < 100; i++) {
+    fresh[i] = nsalloc_malloc(400);
+    CHECK(fresh[i] != survivor);
+    memset(fresh[i], 0xEE, 400);
+  }
+  CHECK(tagged_free(survivor)); /* still intact, still freeable */
+  for (int i = 0; i < 100; i++)
+    nsalloc_free(fresh[i]);
+}
+
 /* ---- many threads at once, everything shared --------------------------------- */
 enum { SHARED_SLOTS = 4096, WORKERS = 8 };
 static _Atomic(void *) shared_slots[SHARED_SLOTS];
@@ -351,6 +385,7 @@ int main(int argc, char **argv) {
       TEST(test_thread_churn),
       TEST(test_heap_delete_with_remote_frees),
       TEST(test_heap_destroy_after_remote_frees),
+      TEST(test_heap_destroy_spares_exited_threads_blocks),
       TEST(test_shared_slots_many_threads),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
