@@ -50,12 +50,7 @@ static void free_remote(page_t *page, block_t *block) {
         ((old & ~(TF_PTR_MASK | TF_FULL | TF_NOTIFYING)) + TF_COUNT_ONE) | flags | (uintptr_t)block;
   } while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &old, desired,
                                                   memory_order_release, memory_order_relaxed));
-  if (!(old & TF_FULL)) return; /* not parked, or another free is notifying */
-  segment_t *seg = segment_of(page);
-  atomic_store(&seg->full_page_freed, 1);
-  heap_t *heap = atomic_load(&seg->heap);
-  if (heap) atomic_store(&heap->full_page_freed, 1);
-  atomic_fetch_and(&page->thread_free, ~TF_NOTIFYING);
+  if (old & TF_FULL) page_notify_owner(page); /* else: not parked, or another free notifies */
 }
 
 /* Free the live block p of `page` for a caller using `local_heap` (its

@@ -51,7 +51,7 @@ static heap_t *heap_descriptor_alloc(void) {
 }
 
 static heap_t *heap_create(uintptr_t owner) {
-  pthread_mutex_lock(&copy.lock);
+  copy_lock();
   heap_t *heap = heap_descriptor_alloc();
   if (heap) {
     memset(heap, 0, sizeof(*heap));
@@ -63,21 +63,21 @@ static heap_t *heap_create(uintptr_t owner) {
     if (copy.heaps) copy.heaps->prev = heap;
     copy.heaps = heap;
   }
-  pthread_mutex_unlock(&copy.lock);
+  copy_unlock();
   return heap;
 }
 
 /* Re-tag the huge segments of `heap` as belonging to `to` (NULL: nobody). */
 static void heap_retag_huge(heap_t *heap, heap_t *to) {
-  pthread_mutex_lock(&copy.lock);
+  copy_lock();
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next)
     if (seg->kind == SEGMENT_HUGE && relaxed_load(&seg->heap) == heap)
       relaxed_store(&seg->heap, to);
-  pthread_mutex_unlock(&copy.lock);
+  copy_unlock();
 }
 
 static void heap_descriptor_free(heap_t *heap) {
-  pthread_mutex_lock(&copy.lock);
+  copy_lock();
   if (heap->prev)
     heap->prev->next = heap->next;
   else
@@ -86,7 +86,7 @@ static void heap_descriptor_free(heap_t *heap) {
   heap->magic = 0;
   heap->next = copy.free_heaps;
   copy.free_heaps = heap;
-  pthread_mutex_unlock(&copy.lock);
+  copy_unlock();
 }
 
 static heap_t *heap_default(void) {
@@ -301,12 +301,12 @@ void nsalloc_heap_destroy(nsalloc_heap_t *heap) {
   heap->segments = NULL;
   for (;;) { /* huge blocks: find one under the lock, free it outside */
     segment_t *huge = NULL;
-    pthread_mutex_lock(&copy.lock);
+    copy_lock();
     for (segment_t *seg = copy.segments; seg && !huge; seg = seg->copy_next)
       if (seg->kind == SEGMENT_HUGE && relaxed_load(&seg->heap) == heap &&
           relaxed_load(&seg->pages[1].kind) == PAGE_HUGE)
         huge = seg;
-    pthread_mutex_unlock(&copy.lock);
+    copy_unlock();
     if (!huge) break;
     segment_huge_free(huge);
   }

@@ -23,15 +23,41 @@ static copy_state_t copy = {
     .once = PTHREAD_ONCE_INIT,
 };
 
-/* fork() in a multi-threaded process: hold the copy's lock across it so the
- * child never inherits it locked by a thread that does not exist there. */
+/* The copy's lock. fork() in a multi-threaded process: the prepare handler
+ * takes it, so the child never inherits it held by a thread that does not
+ * exist there, and the parent and child handlers release it. Prepare handlers
+ * registered before this copy's run after its own and may allocate (glibc
+ * runs them in reverse order of registration): the forking thread, which then
+ * holds the lock (fork_holder), passes through copy_lock() until the fork is
+ * over. No other thread can be inside the lock meanwhile, and the forking
+ * thread is not (fork() is not called from inside the copy). */
+static void copy_lock(void) {
+  if (relaxed_load(&copy.fork_holder) != thread_id()) pthread_mutex_lock(&copy.lock);
+}
+static void copy_unlock(void) {
+  if (relaxed_load(&copy.fork_holder) != thread_id()) pthread_mutex_unlock(&copy.lock);
+}
+
 static void fork_prepare(void) {
   pthread_mutex_lock(&copy.lock);
+  relaxed_store(&copy.fork_holder, thread_id());
 }
 static void fork_parent(void) {
+  relaxed_store(&copy.fork_holder, 0);
   pthread_mutex_unlock(&copy.lock);
 }
+/* In the child only the forking thread exists. A remote free that was between
+ * raising TF_NOTIFYING and clearing it (page.c) never finishes there, and the
+ * page's owner would wait for it forever: finish it on the lost thread's
+ * behalf. Page descriptors are read-only here and live in segment headers,
+ * so even a page list another thread was changing at fork() is safe to walk. */
 static void fork_child(void) {
+  for (segment_t *seg = copy.segments; seg; seg = seg->copy_next) {
+    size_t index = 1;
+    for (page_t *page; seg->kind == SEGMENT_NORMAL && (page = segment_next_page(seg, &index));)
+      if (relaxed_load(&page->thread_free) & TF_NOTIFYING) page_notify_owner(page);
+  }
+  relaxed_store(&copy.fork_holder, 0);
   pthread_mutex_unlock(&copy.lock);
 }
 
@@ -47,13 +73,13 @@ static void copy_init(void) {
 
 void nsalloc_shutdown(void) {
   if (atomic_exchange(&copy.shut_down, true)) return;
-  pthread_mutex_lock(&copy.lock);
+  copy_lock();
   if (copy.key_live) pthread_key_delete(copy.thread_key);
   copy.key_live = false;
   segment_t *cached = copy.cache;
   copy.cache = NULL;
   copy.cache_count = 0;
-  pthread_mutex_unlock(&copy.lock);
+  copy_unlock();
   while (cached) {
     segment_t *next = cached->list_next;
     segment_unmap(cached);
@@ -98,14 +124,21 @@ static void unload_collect_unused(segment_t **out) {
 void nsalloc_unload(void) {
   nsalloc_shutdown();
   segment_t *unused = NULL;
-  pthread_mutex_lock(&copy.lock);
+  copy_lock();
   unload_collect_unused(&unused);
-  pthread_mutex_unlock(&copy.lock);
+  copy_unlock();
   while (unused) {
     segment_t *next = unused->list_next;
     segment_unmap(unused);
     unused = next;
   }
+}
+
+/* Initialise when the module is loaded, not at first use: a first use from
+ * inside another library's fork prepare handler could not register the
+ * copy's own fork handlers (the C library holds its handler list then). */
+__attribute__((constructor)) static void copy_load(void) {
+  copy_init();
 }
 
 /* Runs at dlclose() of the module holding this copy (and at exit): after it,

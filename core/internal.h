@@ -246,7 +246,8 @@ enum api_op {
 /* The copy's one global state. Each copy of the core has its own instance
  * (static storage in its own module): nothing here is shared between copies. */
 typedef struct copy_state_s {
-  pthread_mutex_t lock; /* segments, heaps, abandoned list, cache, metadata */
+  pthread_mutex_t lock;           /* segments, heaps, abandoned list, cache, metadata */
+  _Atomic(uintptr_t) fork_holder; /* the thread inside fork() holding `lock`, else 0 */
   pthread_once_t once;
   pthread_key_t thread_key;
   bool key_live;
@@ -311,6 +312,7 @@ static void page_queue_remove(heap_t *heap, page_t *page);
 static bool page_settle(heap_t *heap, page_t *page);
 static void page_unpark(heap_t *heap, page_t *page);
 static void page_retire_if_unused(heap_t *heap, page_t *page);
+static void page_notify_owner(page_t *page);
 /* segment.c */
 static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align);
 static bool segment_page_free(heap_t *heap, page_t *page);
@@ -341,5 +343,7 @@ static void stats_page_bytes(ptrdiff_t delta);
 static void stats_committed(ptrdiff_t delta);
 /* init.c */
 static void copy_init(void);
+static void copy_lock(void);
+static void copy_unlock(void);
 
 #endif /* NSALLOC_INTERNAL_H */

@@ -93,6 +93,17 @@ static void page_collect(page_t *page) {
   }
 }
 
+/* The second half of a remote free onto a parked page (TF_NOTIFYING set by
+ * its CAS): raise the segment's and the heap's flags so the owner sweeps the
+ * page back, then let the owner collect again. */
+static void page_notify_owner(page_t *page) {
+  segment_t *seg = segment_of(page);
+  atomic_store(&seg->full_page_freed, 1);
+  heap_t *heap = atomic_load(&seg->heap);
+  if (heap) atomic_store(&heap->full_page_freed, 1);
+  atomic_fetch_and(&page->thread_free, ~TF_NOTIFYING);
+}
+
 static size_t page_pending_remote(const page_t *page) {
   return relaxed_load(&page->thread_free) / TF_COUNT_ONE;
 }

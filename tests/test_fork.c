@@ -1,12 +1,21 @@
 /*
  * test_fork.c - fork() while other threads are allocating: the child can
  * allocate and free at once (the copy's lock is held across fork and released
- * in both processes), and blocks inherited from the parent stay usable.
+ * in both processes), and blocks inherited from the parent stay usable; other
+ * fork handlers may allocate; a remote free cut short by fork() does not hang
+ * the child.
+ *
+ * White-box: the test compiles the core itself (copy t_) to stage the state a
+ * thread leaves behind when fork() interrupts it.
  */
-#include "nsalloc.h"
+#include "nsalloc.c"
+
+#include "demo_copy.h"
 #include "test_util.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -61,7 +70,71 @@ static void test_fork_while_threads_allocate(void) {
     pthread_join(threads[i], NULL);
 }
 
+/* A prepare handler registered before a copy exists runs after the copy's
+ * own (which holds the copy's lock) and allocates a block that needs a new
+ * segment. Regression: fork() hung forever in segment_obtain. The copy lives
+ * in a module loaded after the handler was registered, as a plugin's would. */
+static const demo_copy *late_copy;
+static void *prepare_block;
+static void late_prepare(void) {
+  prepare_block = late_copy->malloc((size_t)3 << 20);
+}
+static void late_after(void) {
+  late_copy->free(prepare_block);
+}
+static void fork_with_allocating_handler(void *arg) {
+  (void)arg;
+  alarm(20); /* a hang fails the test instead of stalling it */
+  pthread_atfork(late_prepare, late_after, late_after);
+  void *module = dlopen(DEMO_MODULE, RTLD_NOW | RTLD_LOCAL);
+  if (!module) _exit(4);
+  late_copy = ((demo_copy_entry)dlsym(module, DEMO_COPY_ENTRY))();
+  late_copy->free(late_copy->malloc(10)); /* the copy is in use */
+  pid_t pid = fork();
+  if (pid == 0) _exit(prepare_block ? 0 : 5);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  _exit(WIFEXITED(status) && WEXITSTATUS(status) == 0 && prepare_block ? 0 : 6);
+}
+static void test_fork_handler_that_allocates(void) {
+  char output[256];
+  int status = test_in_child(fork_with_allocating_handler, NULL, output, sizeof output);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* fork() between a remote free's push onto a parked page (TF_NOTIFYING set)
+ * and its notification: the freeing thread does not exist in the child, so
+ * the child must not wait for it. Staged by hand: block b is pushed the way
+ * free_remote() pushes it, and its notification is left pending. */
+static void collect_in_child(void *arg) {
+  (void)arg;
+  alarm(20);
+  nsalloc_collect(true); /* collects every page, b's included */
+  void *p = nsalloc_malloc(64);
+  nsalloc_free(p);
+  _exit(0);
+}
+static void test_fork_during_remote_notification(void) {
+  void *a = nsalloc_malloc(64), *b = nsalloc_malloc(64);
+  page_t *page = live_block_page(b);
+  CHECK(page != NULL && live_block_page(a) == page);
+  ((block_t *)b)->tag = (uintptr_t)page;
+  ((block_t *)b)->next = NULL;
+  atomic_store(&page->thread_free, (uintptr_t)b | TF_COUNT_ONE | TF_NOTIFYING);
+  char output[256];
+  int status = test_in_child(collect_in_child, NULL, output, sizeof output);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  page_notify_owner(page); /* the staged free's notification, in the parent */
+  nsalloc_free(a);
+  nsalloc_collect(true);
+  nsalloc_stats_t stats;
+  nsalloc_stats(&stats);
+  CHECK_EQ(stats.in_use_blocks, 0);
+}
+
 int main(int argc, char **argv) {
-  static const test_case tests[] = {TEST(test_fork_while_threads_allocate)};
+  static const test_case tests[] = {TEST(test_fork_while_threads_allocate),
+                                    TEST(test_fork_handler_that_allocates),
+                                    TEST(test_fork_during_remote_notification)};
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
