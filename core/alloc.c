@@ -17,7 +17,7 @@ static inline void *heap_alloc(heap_t *heap, size_t size) {
       return block;
     }
   }
-  return heap_malloc_slow(heap, size, 0);
+  return heap_malloc_slow(heap, size, 0, false);
 }
 
 static void *heap_calloc_impl(heap_t *heap, size_t count, size_t size) {
@@ -26,6 +26,7 @@ static void *heap_calloc_impl(heap_t *heap, size_t count, size_t size) {
     errno = ENOMEM;
     return NULL;
   }
+  if (total > MEDIUM_MAX) return heap_malloc_slow(heap, total, 0, true);
   void *p = heap_alloc(heap, total);
   if (p) memset(p, 0, total);
   return p;
@@ -37,7 +38,7 @@ static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
     return NULL;
   }
   if (alignment <= MIN_ALIGN) return heap_alloc(heap, size);
-  return heap_malloc_slow(heap, size, alignment);
+  return heap_malloc_slow(heap, size, alignment, false);
 }
 
 /* Resize p: in place while the new size still fits its block (and does not

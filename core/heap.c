@@ -226,7 +226,11 @@ static page_t *heap_large_page(heap_t *heap, size_t size, size_t alignment) {
   return page;
 }
 
-static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignment) {
+/* Everything malloc's fast path does not serve. With `zero`, the block comes
+ * back zeroed (calloc): memory that never held data since the OS last zeroed
+ * it (fresh or purged slices of a large or huge block) is not written, so a
+ * big calloc costs no time and stays out of the resident set. */
+static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignment, bool zero) {
   if (heap == &empty_heap)
     heap = heap_default();
   else if (unlikely(heap->magic != HEAP_MAGIC))
@@ -249,18 +253,23 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
     page = heap_find_page(heap, bin);
   else if (size <= LARGE_MAX && alignment <= LARGE_MAX)
     page = heap_large_page(heap, size, alignment);
-  else {
+  else
     page = segment_huge_alloc(heap, size, alignment);
-    if (page) return page->start;
-  }
   if (!page) {
     errno = ENOMEM;
     return NULL;
+  }
+  if (relaxed_load(&page->kind) == PAGE_HUGE) {
+    if (zero && !page->untouched) memset(page->start, 0, size);
+    return page->start;
   }
   block_t *block = page->free;
   page->free = block->next;
   page_used_set(page, page_used(page) + 1);
   block->tag = 0;
+  /* A large page's one block: carving wrote only its header, next = NULL
+   * and the tag just cleared, so an untouched page's block is all zero. */
+  if (zero && !(page->untouched && relaxed_load(&page->kind) == PAGE_LARGE)) memset(block, 0, size);
   return block;
 }
 

@@ -108,6 +108,8 @@ struct page_s {
   uint32_t capacity;              /* blocks carved so far */
   uint32_t reserved;              /* blocks that fit in the page */
   uint8_t in_full;                /* off its bin queue (large pages always are) */
+  uint8_t untouched;              /* every slice was decommitted (reads as zero) when the page was
+                                   * claimed: a large or huge block needs no zeroing */
   uint8_t bin;
   uint8_t slice_index;
   /* Read by the statistics walk from other threads, hence atomic (relaxed). */
@@ -128,7 +130,8 @@ struct segment_s {
   segment_t *copy_next, *copy_prev; /* every live segment of the copy */
   segment_t *list_next;             /* abandoned list or cache */
   uint64_t free_slices;             /* bit i: slice i holds no page */
-  uint64_t decommitted;             /* bit i: slice i is not resident (fresh or purged) */
+  uint64_t decommitted;             /* bit i: slice i is not resident (fresh or purged) and
+                                     * reads as zero: only an os_purge() that zeroes sets it */
   uint64_t purge_at_ms;             /* when free resident slices are purged; 0: nothing due */
   size_t size;                      /* bytes mapped */
   _Atomic(int) full_page_freed;     /* a remote free hit a page that is off its queue */
@@ -333,7 +336,7 @@ static enum locate_result locate(const void *p, page_t **page_out);
 static size_t page_usable_size(const page_t *page);
 /* heap.c */
 static heap_t *heap_default(void);
-static void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignment);
+static void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignment, bool zero);
 static bool heap_adopt_segment(heap_t *heap, segment_t *seg);
 static void thread_done(void *heap);
 /* free.c */

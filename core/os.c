@@ -6,9 +6,12 @@
 #include <sys/mman.h>
 #include <time.h>
 
+/* No MAP_NORESERVE: like glibc's own mmap'd chunks, a request the kernel's
+ * overcommit policy deems impossible (malloc(1 TiB) on a 24 GiB machine under
+ * the default heuristic) fails here with ENOMEM instead of succeeding and
+ * meeting the OOM killer later. */
 static void *os_map(size_t size) {
-  void *p =
-      mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NULL;
   atomic_fetch_add(&copy.os_maps, 1);
   return p;
@@ -41,8 +44,10 @@ static void os_free(void *p, size_t size) {
     os_unmap(p, size);
 }
 
-/* Give the physical pages back; the range stays mapped and reads as zero.
- * Returns false when the memory cannot be purged (host-supplied source). */
+/* Give the physical pages back; the range stays mapped and reads as zero
+ * (Linux MADV_DONTNEED on private anonymous memory; callers rely on that, see
+ * segment_t.decommitted). Returns false when the memory cannot be purged
+ * (host-supplied source). */
 static bool os_purge(void *p, size_t size) {
   if (copy.os_source.alloc) return false;
   madvise(p, size, MADV_DONTNEED);

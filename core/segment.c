@@ -147,12 +147,14 @@ static void segment_release(segment_t *seg) {
     seg->list_next = copy.cache;
     copy.cache = seg;
     copy.cache_count++;
-    /* At most one cached huge segment stays resident (until the purge delay),
-     * so a huge malloc/free loop does not refault its pages every time; the
-     * others keep their address range but give their memory back now. */
-    if (seg->kind == SEGMENT_HUGE)
-      for (segment_t *other = seg->list_next; other; other = other->list_next)
-        if (other->kind == SEGMENT_HUGE) segment_purge(other, true, 0);
+    /* The most recently cached segment of each kind stays resident until the
+     * purge delay, so a loop that empties and refills one segment (a huge
+     * malloc/free pair, a burst of small blocks) does not refault its pages
+     * every time; older ones keep their address range but give their memory
+     * back now, so cached memory stays bounded even when no thread comes
+     * back to purge it. */
+    for (segment_t *other = seg->list_next; other; other = other->list_next)
+      if (other->kind == seg->kind) segment_purge(other, true, 0);
     segment_schedule_purge(seg);
   }
   copy_unlock();
@@ -201,6 +203,7 @@ static size_t find_free_run(uint64_t free_slices, size_t count, size_t align) {
 
 static page_t *segment_claim(heap_t *heap, segment_t *seg, size_t index, size_t count) {
   uint64_t mask = slice_mask(index, count);
+  bool untouched = (seg->decommitted & mask) == mask;
   seg->free_slices &= ~mask;
   stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted & mask));
   seg->decommitted &= ~mask;
@@ -209,6 +212,7 @@ static page_t *segment_claim(heap_t *heap, segment_t *seg, size_t index, size_t 
     segment_link_heap(heap, seg);
   }
   page_t *page = &seg->pages[index];
+  page->untouched = untouched;
   page->slice_index = (uint8_t)index;
   relaxed_store(&page->slice_count, (uint8_t)count);
   page->start = slice_address(seg, index);
@@ -318,6 +322,7 @@ static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
     seg->page_of[i] = page;
   seg->free_slices = 0;
   stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted));
+  page->untouched = (seg->decommitted & SLICES_ALL) != 0; /* the body is one unit */
   seg->decommitted = 0;
   page->slice_index = 1;
   page->start = (uint8_t *)seg + offset;
