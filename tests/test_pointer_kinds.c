@@ -40,6 +40,7 @@ typedef enum { LIVE, NULL_POINTER, FOREIGN, INVALID } expectation;
 typedef struct made {
   char *p;           /* the pointer handed to the operation */
   size_t size;       /* LIVE: its requested size */
+  bool readable;     /* FOREIGN: memory the test may read (to see it left alone) */
   size_t reuse_size; /* never-carved and tail positions: after the call, this */
   int reuse_count;   /* many malloc(reuse_size) must not return p (a fresh page
                       * hands out its blocks in order, p's turn comes later or never) */
@@ -81,17 +82,23 @@ static void null_pointer(made *m, char *stack) {
 static void foreign_libc(made *m, char *stack) {
   (void)stack;
   m->p = malloc(48);
+  memset(m->p, 0x5A, 48);
+  m->readable = true;
 }
 static void foreign_stack(made *m, char *stack) {
   m->p = stack;
+  m->readable = true;
 }
 static void foreign_static(made *m, char *stack) {
   (void)stack;
   m->p = static_bytes;
+  m->readable = true;
 }
 static void other_copy_block(made *m, char *stack) {
   (void)stack;
   m->p = other_malloc(48);
+  memset(m->p, 0x5A, 48);
+  m->readable = true;
 }
 static void interior_small(made *m, char *stack) {
   (void)stack;
@@ -289,6 +296,8 @@ static void call(const test_id *t, void *p, void **realloc_result, size_t *usabl
 /* report: one diagnostic, one count, nothing changed. */
 static void expect_reported(const test_id *t, made *m) {
   nsalloc_stats_t before, after;
+  char snapshot[16];
+  if (m->readable) memcpy(snapshot, m->p, sizeof snapshot);
   nsalloc_stats(&before);
   void *result = &realloc_sentinel;
   size_t usable = 1;
@@ -306,6 +315,7 @@ static void expect_reported(const test_id *t, made *m) {
   CHECK_EQ(after.in_use_blocks, before.in_use_blocks);
   if (t->op == OP_REALLOC) CHECK(result == NULL && saved_errno == EINVAL);
   if (t->op == OP_USABLE_SIZE) CHECK_EQ(usable, 0);
+  if (m->readable) CHECK(memcmp(snapshot, m->p, sizeof snapshot) == 0); /* left alone */
   for (int i = 0; i < m->reuse_count; i++)
     CHECK((char *)nsalloc_malloc(m->reuse_size) != m->p);
   if (test_failures) fprintf(stderr, "  last diagnostic: %s\n", message_text);
@@ -324,7 +334,7 @@ static void expect_forwarded(const test_id *t, made *m) {
 
 static void child(void *arg) {
   const test_id *t = arg;
-  char on_stack[16];
+  char on_stack[16] = "on the stack";
   made m = {0};
   t->row->make(&m, on_stack);
   if (t->policy == REPORT) {

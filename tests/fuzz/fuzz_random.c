@@ -51,6 +51,8 @@ static int run_random(double seconds, uint64_t seed) {
   double start = now_seconds();
   unsigned long iterations = 0;
   engine_set_failure_hook(save_input);
+  printf("fuzz_random: seed %llu, %.0f s\n", (unsigned long long)seed, seconds);
+  fflush(stdout);
   while (now_seconds() - start < seconds) {
     /* Mostly short inputs (fast, and short sequences reach the interesting
      * states often), now and then a long one. */
