@@ -79,26 +79,26 @@ static void null_pointer(made *m, char *stack) {
   (void)stack;
   m->p = NULL;
 }
-static void foreign_libc(made *m, char *stack) {
-  (void)stack;
-  m->p = malloc(48);
-  memset(m->p, 0x5A, 48);
+/* Foreign memory with known contents, to see that it is left alone. */
+static void make_foreign(made *m, char *p) {
+  memset(p, 0x5A, 16);
+  m->p = p;
   m->readable = true;
 }
+static void foreign_libc(made *m, char *stack) {
+  (void)stack;
+  make_foreign(m, malloc(48));
+}
 static void foreign_stack(made *m, char *stack) {
-  m->p = stack;
-  m->readable = true;
+  make_foreign(m, stack);
 }
 static void foreign_static(made *m, char *stack) {
   (void)stack;
-  m->p = static_bytes;
-  m->readable = true;
+  make_foreign(m, static_bytes);
 }
 static void other_copy_block(made *m, char *stack) {
   (void)stack;
-  m->p = other_malloc(48);
-  memset(m->p, 0x5A, 48);
-  m->readable = true;
+  make_foreign(m, other_malloc(48));
 }
 static void interior_small(made *m, char *stack) {
   (void)stack;
@@ -334,7 +334,7 @@ static void expect_forwarded(const test_id *t, made *m) {
 
 static void child(void *arg) {
   const test_id *t = arg;
-  char on_stack[16] = "on the stack";
+  char on_stack[16];
   made m = {0};
   t->row->make(&m, on_stack);
   if (t->policy == REPORT) {

@@ -72,11 +72,11 @@ typedef struct target {
   const model_block *near; /* a live block next to q, checked afterwards */
 } target;
 
-static bool small_page_block(const model_block *b) {
-  return b->usable <= SMALL_BLOCK_MAX;
-}
 static bool huge_block(const model_block *b) {
-  return b->usable > LARGE_MAX_BYTES;
+  return b->usable > LARGE_MAX_BYTES || b->alignment > LARGE_MAX_BYTES;
+}
+static bool small_page_block(const model_block *b) {
+  return b->usable <= SMALL_BLOCK_MAX && !huge_block(b);
 }
 
 /* The first live block from index `pick` on (cyclically) that `fits`. */

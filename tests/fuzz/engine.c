@@ -187,8 +187,13 @@ static void new_block(int c, int heap, void *p, size_t size, size_t alignment, b
     size_t bad = zero_check(p, size);
     if (bad != MODEL_NONE) fuzz_fail("%s: %s(%zu) -> %p not zero at %zu", name, what, size, p, bad);
   }
-  model_block b = {
-      .p = p, .size = size, .usable = usable, .seed = ++fz.next_seed, .copy = c, .heap = heap};
+  model_block b = {.p = p,
+                   .size = size,
+                   .usable = usable,
+                   .alignment = alignment,
+                   .seed = ++fz.next_seed,
+                   .copy = c,
+                   .heap = heap};
   pattern_fill(p, size, b.seed);
   model_insert(&fz.model, &b);
 }
@@ -242,7 +247,10 @@ static void op_realloc(reader *r) {
   if (q != b.p) stale_push(b.copy, b.p);
   /* In place the block keeps its heap; moved, it comes from the caller's
    * default heap. */
-  new_block(b.copy, q == b.p ? b.heap : HEAP_DEFAULT, q, size, 0, false, false, "realloc");
+  if (q == b.p)
+    new_block(b.copy, b.heap, q, size, b.alignment, false, false, "realloc");
+  else
+    new_block(b.copy, HEAP_DEFAULT, q, size, 0, false, false, "realloc");
 }
 
 static void op_free(reader *r) {

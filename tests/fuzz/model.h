@@ -17,11 +17,13 @@
 
 typedef struct model_block {
   uint8_t *p;
-  size_t size;   /* requested */
-  size_t usable; /* usable_size() when it was allocated */
-  uint64_t seed; /* of its fill pattern */
-  int copy;      /* 0 or 1 */
-  int heap;      /* HEAP_DEFAULT or a heap slot */
+  size_t size;      /* requested */
+  size_t usable;    /* usable_size() when it was allocated */
+  size_t alignment; /* asked of aligned_alloc (0: none): above 2 MiB even a
+                     * small block gets a huge segment of its own */
+  uint64_t seed;    /* of its fill pattern */
+  int copy;         /* 0 or 1 */
+  int heap;         /* HEAP_DEFAULT or a heap slot */
 } model_block;
 
 typedef struct model {
