@@ -425,7 +425,6 @@ static void run_ops(reader *r, size_t max_ops, bool worker) {
 
 /* ---- one input -------------------------------------------------------------- */
 static void begin_input(void) {
-  model_reset(&fz.model);
   uint64_t seed = fz.next_seed;
   memset(&fz, 0, sizeof fz);
   fz.next_seed = seed;

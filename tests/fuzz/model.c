@@ -3,10 +3,6 @@
 
 #include <string.h>
 
-void model_reset(model *m) {
-  memset(m, 0, sizeof(*m));
-}
-
 /* First index whose block starts at or after p. */
 static size_t lower_bound(const model *m, const void *p) {
   size_t lo = 0, hi = m->count;

@@ -32,7 +32,6 @@ typedef struct model {
   size_t copy_blocks[2], copy_bytes[2]; /* what the copy's stats must say */
 } model;
 
-void model_reset(model *m);
 /* Index of the block starting at p, or MODEL_NONE. */
 size_t model_find(const model *m, const void *p);
 /* A live block overlapping [p, p + length), or NULL. */
