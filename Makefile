@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo bench check-format format clean
+.PHONY: all deps configure build test demo bench fuzz check-format format clean
 
 all: build
 
@@ -24,6 +24,15 @@ demo: build
 
 bench: build
 	cmake -S . -B $(BUILD)-bench -DCMAKE_BUILD_TYPE=Release && cmake --build $(BUILD)-bench -j $(JOBS) --target bench
+
+# A long randomized campaign of the differential fuzzer (tests/fuzz/README.md);
+# a new seed each time unless FUZZ_SEED is given. Inputs that fail are saved
+# in $(BUILD)/fuzz-crash-<seed>-<n>.
+FUZZ_SECONDS ?= 300
+FUZZ_SEED    ?= $(shell date +%s)
+fuzz: configure
+	cmake --build $(BUILD) -j $(JOBS) --target fuzz_random
+	cd $(BUILD) && tests/fuzz/fuzz_random --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
 
 check-format:
 	scripts/check-format.sh
