@@ -8,6 +8,7 @@
 # (nsalloc_add_private_copy: every nsalloc symbol is my_nif_*, hidden).
 # Also finds erl, erlc and erl_nif.h: NSALLOC_ERLANG_FOUND, ERL_EXECUTABLE,
 # ERLC_EXECUTABLE, ERTS_INCLUDE_DIR.
+include(${CMAKE_CURRENT_LIST_DIR}/../../../cmake/NsallocPrivateCopy.cmake)
 set(NSALLOC_NIF_DIR ${CMAKE_CURRENT_LIST_DIR}/..)
 set(NSALLOC_NIF_SOURCES ${NSALLOC_NIF_DIR}/src/nsalloc_nif.c ${NSALLOC_NIF_DIR}/src/nsalloc_nif_funcs.c
                         ${NSALLOC_NIF_DIR}/src/nsalloc_nif_beam_source.c)
@@ -35,6 +36,9 @@ function(nsalloc_nif_glue target)
   target_sources(${target} PRIVATE ${NSALLOC_NIF_SOURCES})
   target_include_directories(${target} PRIVATE ${ERTS_INCLUDE_DIR} ${NSALLOC_NIF_DIR}/include)
   set_target_properties(${target} PROPERTIES PREFIX "" C_VISIBILITY_PRESET hidden)
+  if(APPLE) # enif_* come from the VM that loads the library
+    target_link_options(${target} PRIVATE -undefined dynamic_lookup)
+  endif()
 endfunction()
 
 function(nsalloc_add_erlang_nif target)
@@ -49,6 +53,7 @@ function(nsalloc_erlc target)
   cmake_parse_arguments(ARG "" "OUTPUT_DIR" "SOURCES" ${ARGN})
   set(beams "")
   foreach(source ${ARG_SOURCES})
+    get_filename_component(source ${source} ABSOLUTE) # erlc runs in the build directory
     get_filename_component(name ${source} NAME_WE)
     add_custom_command(
       OUTPUT ${ARG_OUTPUT_DIR}/${name}.beam

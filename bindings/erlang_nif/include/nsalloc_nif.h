@@ -50,10 +50,14 @@ NSALLOC_NIF_API int nsalloc_nif_load(ErlNifEnv *env, ERL_NIF_TERM load_info);
 NSALLOC_NIF_API int nsalloc_nif_upgrade(ErlNifEnv *env, ERL_NIF_TERM load_info);
 NSALLOC_NIF_API void nsalloc_nif_unload(ErlNifEnv *env);
 
-/* A resource type private to this library FILE ("<name>@<hash of its path>"),
- * opened with create|takeover: a reload of the same file (same copy) takes it
- * over; another file (another copy) gets its own type, so each resource is
- * always destroyed by the code of the copy whose blocks it holds. */
+/* A resource type private to this loaded library file, named
+ * "<name>@<address of the glue's static data in this file>" (e.g.
+ * "vec@0x7f3a1c2d4e60"; the whole name is cut at 127 bytes) and opened with
+ * create|takeover. Module instances that loaded the same file share its static
+ * data, so a reload of that file (same copy) takes the type over; another file
+ * loaded at the same time (another copy) has other static data and gets its
+ * own type. Each resource is thus always destroyed by the code of the copy
+ * whose blocks it holds. */
 NSALLOC_NIF_API ErlNifResourceType *nsalloc_nif_open_resource_type(ErlNifEnv *env, const char *name,
                                                                    ErlNifResourceDtor *dtor);
 

@@ -10,6 +10,7 @@
 #include "nsalloc_nif_internal.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 typedef struct options_s {
@@ -37,44 +38,66 @@ static bool is_atom(ErlNifEnv *env, ERL_NIF_TERM term, const char *name) {
   return enif_is_identical(term, enif_make_atom(env, name));
 }
 
-/* Reads the map under the key `nsalloc` of load_info; false on anything
- * unexpected (unknown key or bad value), so typos fail the load. */
-static bool options_parse(ErlNifEnv *env, ERL_NIF_TERM load_info, options_t *out) {
-  *out = (options_t){.source = -1, .segment_cache = -1, .foreign_policy = -1};
-  ERL_NIF_TERM map, value;
-  if (!enif_is_map(env, load_info) ||
-      !enif_get_map_value(env, load_info, enif_make_atom(env, "nsalloc"), &map))
-    return true;
-  size_t size, known = 0;
-  if (!enif_get_map_size(env, map, &size)) return false;
-  if (enif_get_map_value(env, map, enif_make_atom(env, "source"), &value)) {
-    known++;
+/* Why a load failed, on stderr: the only channel a NIF has, since ERTS
+ * reports a failed load callback as "Library load-call unsuccessful (N)". */
+static void load_failed(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  enif_fprintf(stderr, "nsalloc_nif[%s]: ", nsalloc_prefix());
+  enif_vfprintf(stderr, format, args);
+  enif_fprintf(stderr, "\n");
+  va_end(args);
+}
+
+/* One entry of the `nsalloc` map; NULL, or what the value should have been. */
+static const char *option_parse(ErlNifEnv *env, ERL_NIF_TERM key, ERL_NIF_TERM value,
+                                options_t *out) {
+  if (is_atom(env, key, "source")) {
     if (is_atom(env, value, "mmap"))
       out->source = NSALLOC_NIF_SOURCE_MMAP;
     else if (is_atom(env, value, "beam"))
       out->source = NSALLOC_NIF_SOURCE_BEAM;
     else
-      return false;
-  }
-  if (enif_get_map_value(env, map, enif_make_atom(env, "segment_cache"), &value)) {
-    known++;
-    if (!enif_get_long(env, value, &out->segment_cache) || out->segment_cache < 0) return false;
-  }
-  if (enif_get_map_value(env, map, enif_make_atom(env, "foreign_policy"), &value)) {
-    known++;
+      return "expected mmap or beam";
+  } else if (is_atom(env, key, "segment_cache")) {
+    if (!enif_get_long(env, value, &out->segment_cache) || out->segment_cache < 0)
+      return "expected an integer >= 0";
+  } else if (is_atom(env, key, "foreign_policy")) {
     if (is_atom(env, value, "abort"))
       out->foreign_policy = NSALLOC_POLICY_ABORT;
     else if (is_atom(env, value, "report"))
       out->foreign_policy = NSALLOC_POLICY_REPORT;
     else
-      return false;
-  }
-  if (enif_get_map_value(env, map, enif_make_atom(env, "notify"), &value)) {
-    known++;
-    if (!enif_get_local_pid(env, value, &out->notify)) return false;
+      return "expected abort or report";
+  } else if (is_atom(env, key, "notify")) {
+    if (!enif_get_local_pid(env, value, &out->notify)) return "expected a local pid";
     out->has_notify = true;
+  } else {
+    return "unknown key (known: source, segment_cache, foreign_policy, notify)";
   }
-  return known == size;
+  return NULL;
+}
+
+/* Reads the map under the key `nsalloc` of load_info; false on anything
+ * unexpected (unknown key or bad value), so typos fail the load, and the
+ * failure names the key and the value. */
+static bool options_parse(ErlNifEnv *env, ERL_NIF_TERM load_info, options_t *out) {
+  *out = (options_t){.source = -1, .segment_cache = -1, .foreign_policy = -1};
+  ERL_NIF_TERM nsalloc = enif_make_atom(env, "nsalloc"), map, key, value;
+  if (!enif_is_map(env, load_info) || !enif_get_map_value(env, load_info, nsalloc, &map))
+    return true;
+  ErlNifMapIterator entries;
+  if (!enif_map_iterator_create(env, map, &entries, ERL_NIF_MAP_ITERATOR_FIRST)) {
+    load_failed("bad load_info option %T => %T: expected a map", nsalloc, map);
+    return false;
+  }
+  const char *expected = NULL;
+  for (; !expected && enif_map_iterator_get_pair(env, &entries, &key, &value);
+       enif_map_iterator_next(env, &entries))
+    expected = option_parse(env, key, value, out);
+  enif_map_iterator_destroy(env, &entries);
+  if (expected) load_failed("bad load_info option %T => %T: %s", key, value, expected);
+  return !expected;
 }
 
 /* Apply options; lock held. The segment source is chosen once per copy (the

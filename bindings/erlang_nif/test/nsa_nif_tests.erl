@@ -2,6 +2,7 @@
 %% Run one with `erl ... -nsa_dir <build dir> -run nsa_run main <name>`
 %% (ctest does, with 4 normal, 4 dirty CPU and 4 dirty IO schedulers).
 -module(nsa_nif_tests).
+-export([load_bad_options/0]).
 -include_lib("eunit/include/eunit.hrl").
 
 -define(MIB, (1 bsl 20)).
@@ -219,12 +220,39 @@ on_scheduler(Id, Fun) ->
 load_options_test_() ->
     {timeout, 30, fun load_options/0}.
 
+%% Bad options and the line the failed load prints on stderr: ERTS's own
+%% error ("Library load-call unsuccessful (1).") cannot carry a reason.
+bad_options() ->
+    [{#{sourse => beam}, "sourse => beam: unknown key (known: source, segment_cache, "
+                         "foreign_policy, notify)"},
+     {#{source => heap}, "source => heap: expected mmap or beam"},
+     {#{segment_cache => -1}, "segment_cache => -1: expected an integer >= 0"},
+     {#{foreign_policy => forward}, "foreign_policy => forward: expected abort or report"},
+     {#{notify => not_a_pid}, "notify => not_a_pid: expected a local pid"},
+     {not_a_map, "nsalloc => not_a_map: expected a map"}].
+
+%% Run by a child VM: tries every bad option (each fails the load).
+load_bad_options() ->
+    {module, nsa_t7} = code:ensure_loaded(nsa_t7),
+    [{error, {load, _}} = nsa_t7:init(filename:join(priv_dir(), "nsa_t7"), #{nsalloc => Bad})
+     || {Bad, _} <- bad_options()],
+    io:format("all loads failed~n").
+
 load_options() ->
+    Erl = filename:join([code:root_dir(), "bin", "erl"]),
+    Port = open_port({spawn_executable, Erl},
+                     [{args, ["-noshell", "-pa", filename:dirname(code:which(?MODULE)),
+                              "-nsa_dir", nsa_dir(), "-eval",
+                              "nsa_nif_tests:load_bad_options(), halt()."]},
+                      stderr_to_stdout, exit_status, binary]),
+    Output = port_output(Port, <<>>),
+    ?debugFmt("child VM:~n~s", [Output]),
+    ?assertNotEqual(nomatch, string:find(Output, "all loads failed")),
+    [?assertNotEqual(nomatch, string:find(Output, "nsalloc_nif[nif_a_]: bad load_info option " ++
+                                                      Line))
+     || {_, Line} <- bad_options()],
     {module, nsa_t7} = code:ensure_loaded(nsa_t7),
     Path = filename:join(priv_dir(), "nsa_t7"),
-    [?assertMatch({error, {load, _}}, nsa_t7:init(Path, #{nsalloc => Bad}))
-     || Bad <- [#{sourse => beam}, #{source => heap}, #{segment_cache => -1},
-                #{foreign_policy => forward}, #{notify => not_a_pid}, not_a_map]],
     ok = nsa_t7:init(Path, #{nsalloc => #{source => beam, segment_cache => 2,
                                           foreign_policy => report, notify => self()},
                              other_key => ignored}),
@@ -241,6 +269,12 @@ memory_growth_settled(Base, Limit, Tries) ->
     case erlang:memory(system) - Base of
         Growth when Growth < Limit; Tries =:= 0 -> Growth;
         _ -> timer:sleep(100), memory_growth_settled(Base, Limit, Tries - 1)
+    end.
+
+port_output(Port, Acc) ->
+    receive
+        {Port, {data, Data}} -> port_output(Port, <<Acc/binary, Data/binary>>);
+        {Port, {exit_status, _}} -> Acc
     end.
 
 nsa_dir() ->
