@@ -23,10 +23,10 @@
 #define NSALLOC_INTERNAL_H
 
 #include "nsalloc.h"
+#include "prim/prim.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -151,23 +151,6 @@ struct nsalloc_heap_s {
 };
 #define HEAP_MAGIC 0x6e736870u
 
-/* ---- thread identity ------------------------------------------------------ */
-/* The thread pointer is unique among live threads. It is an identity, never
- * storage: nothing is read or written through it. A thread's id can be reused
- * by a later thread only after the first exited, and exit abandons its
- * segments (owner := 0) first. */
-static inline uintptr_t thread_id(void) {
-#if defined(__x86_64__)
-  uintptr_t tp;
-  __asm__("mov %%fs:0, %0" : "=r"(tp));
-  return tp;
-#elif defined(__aarch64__)
-  return (uintptr_t)__builtin_thread_pointer();
-#else
-  return (uintptr_t)pthread_self();
-#endif
-}
-
 #define relaxed_load(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define relaxed_store(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 
@@ -227,9 +210,9 @@ enum api_op {
 /* The copy's one global state. Each copy of the core has its own instance
  * (static storage in its own module): nothing here is shared between copies. */
 typedef struct copy_state_s {
-  pthread_mutex_t lock; /* segments, heaps, abandoned list, cache, metadata */
-  pthread_once_t once;
-  pthread_key_t thread_key;
+  prim_lock_t lock; /* segments, heaps, abandoned list, cache, metadata */
+  prim_once_t once;
+  prim_key_t thread_key;
   bool key_live;
   _Atomic(bool) shut_down;
   segment_t *segments;  /* every live segment (normal, huge, cached) */
@@ -267,7 +250,7 @@ static size_t bin_for_alignment(size_t size, size_t alignment);
 static void *os_alloc_aligned(size_t size, size_t alignment);
 static void os_free(void *p, size_t size);
 static bool os_purge(void *p, size_t size);
-static uint64_t now_ms(void);
+static size_t os_page_size(void);
 /* segment_map.c */
 static void segment_map_set(segment_t *seg);
 static void segment_map_clear(segment_t *seg);
