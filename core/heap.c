@@ -92,7 +92,7 @@ static heap_t *heap_default(void) {
   copy_init();
   heap = heap_create(prim_thread_id());
   if (!heap) return NULL;
-  if (!relaxed_load(&copy.shut_down)) prim_key_set(copy.thread_key, heap);
+  copy_thread_join(heap);
   tls_heap = heap;
   return heap;
 }
@@ -232,6 +232,9 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
     errno = ENOMEM;
     return NULL;
   }
+  if (unlikely(heap->epoch != relaxed_load(&copy.epoch) || relaxed_load(&copy.shut_down)) &&
+      heap->owner != (uintptr_t)heap) /* a default heap from before a shutdown */
+    copy_thread_join(heap);
   heap_sweep_full_pages(heap, false);
   /* A due purge is looked for (a clock read) on every 64th slow path only. */
   if (heap->purge_at_ms && (++heap->slow_paths & 63) == 0) heap_purge_due(heap, false);

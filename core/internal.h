@@ -22,6 +22,7 @@
 #ifndef NSALLOC_INTERNAL_H
 #define NSALLOC_INTERNAL_H
 
+#define NSALLOC_BUILDING_CORE 1 /* nsalloc.h: define the API hidden unless NSALLOC_EXPORTS */
 #include "nsalloc.h"
 #include "prim/prim.h"
 
@@ -148,6 +149,7 @@ struct nsalloc_heap_s {
   uint32_t slow_paths;          /* malloc slow paths taken (paces the purge check) */
   heap_t *next, *prev;          /* the copy's heap list */
   uint32_t magic;               /* HEAP_MAGIC while live: validates user handles */
+  uint32_t epoch;               /* copy.epoch when its thread joined the exit key */
 };
 #define HEAP_MAGIC 0x6e736870u
 
@@ -214,9 +216,12 @@ typedef struct copy_state_s {
   prim_once_t once;
   prim_key_t thread_key;
   bool key_live;
-  _Atomic(bool) shut_down;
-  segment_t *segments;  /* every live segment (normal, huge, cached) */
-  segment_t *abandoned; /* segments of exited threads */
+  bool unloaded;           /* the module's destructor ran: never start again */
+  _Atomic(bool) running;   /* started (key live or failed), not shut down */
+  _Atomic(bool) shut_down; /* shut down: no segment cache */
+  _Atomic(uint32_t) epoch; /* starts so far; a heap registered in an older one re-joins */
+  segment_t *segments;     /* every live segment (normal, huge, cached) */
+  segment_t *abandoned;    /* segments of exited threads */
   _Atomic(size_t) abandoned_count;
   segment_t *cache; /* empty segments kept for reuse */
   size_t cache_count;
@@ -305,5 +310,6 @@ static void stats_page_bytes(ptrdiff_t delta);
 static void stats_committed(ptrdiff_t delta);
 /* init.c */
 static void copy_init(void);
+static void copy_thread_join(heap_t *heap);
 
 #endif /* NSALLOC_INTERNAL_H */
