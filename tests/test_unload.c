@@ -154,7 +154,9 @@ int main(int argc, char **argv) {
   module_path = argv[1];
   /* The loader allocates each thread's block of the module's TLS with the C
    * library's malloc: keep it from opening a new 64 MiB arena meanwhile. */
+#if defined(M_ARENA_MAX) /* glibc */
   mallopt(M_ARENA_MAX, 1);
+#endif
   static const test_case tests[] = {TEST(test_unload_returns_everything),
                                     TEST(test_late_frees_after_unload)};
   return test_main(argc - 1, argv + 1, tests, TEST_COUNT(tests));
