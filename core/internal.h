@@ -22,11 +22,12 @@
 #ifndef NSALLOC_INTERNAL_H
 #define NSALLOC_INTERNAL_H
 
+#define NSALLOC_BUILDING_CORE 1 /* nsalloc.h: define the API hidden unless NSALLOC_EXPORTS */
 #include "nsalloc.h"
+#include "prim/prim.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -131,7 +132,7 @@ struct segment_s {
   segment_t *list_next;             /* abandoned list or cache */
   uint64_t free_slices;             /* bit i: slice i holds no page */
   uint64_t decommitted;             /* bit i: slice i is not resident (fresh or purged) and
-                                     * reads as zero: only an os_purge() that zeroes sets it */
+                                     * reads as zero where PRIM_PURGE_ZEROES */
   uint64_t purge_at_ms;             /* when free resident slices are purged; 0: nothing due */
   size_t size;                      /* bytes mapped */
   _Atomic(int) full_page_freed;     /* a remote free hit a page that is off its queue */
@@ -153,6 +154,7 @@ struct nsalloc_heap_s {
   uint32_t slow_paths;          /* malloc slow paths taken (paces the purge check) */
   heap_t *next, *prev;          /* the copy's heap list */
   uint32_t magic;               /* HEAP_MAGIC while live: validates user handles */
+  uint32_t epoch;               /* copy.epoch when its thread joined the exit key */
 };
 #define HEAP_MAGIC 0x6e736870u
 
@@ -160,23 +162,6 @@ struct nsalloc_heap_s {
  * thread's default heap uses the thread id. */
 static inline bool heap_is_first_class(const heap_t *heap) {
   return heap->owner == (uintptr_t)heap;
-}
-
-/* ---- thread identity ------------------------------------------------------ */
-/* The thread pointer is unique among live threads. It is an identity, never
- * storage: nothing is read or written through it. A thread's id can be reused
- * by a later thread only after the first exited, and exit abandons its
- * segments (owner := 0) first. */
-static inline uintptr_t thread_id(void) {
-#if defined(__x86_64__)
-  uintptr_t tp;
-  __asm__("mov %%fs:0, %0" : "=r"(tp));
-  return tp;
-#elif defined(__aarch64__)
-  return (uintptr_t)__builtin_thread_pointer();
-#else
-  return (uintptr_t)pthread_self();
-#endif
 }
 
 #define relaxed_load(p)     atomic_load_explicit((p), memory_order_relaxed)
@@ -249,14 +234,17 @@ enum api_op {
 /* The copy's one global state. Each copy of the core has its own instance
  * (static storage in its own module): nothing here is shared between copies. */
 typedef struct copy_state_s {
-  pthread_mutex_t lock;           /* segments, heaps, abandoned list, cache, metadata */
+  prim_lock_t lock;               /* segments, heaps, abandoned list, cache, metadata */
   _Atomic(uintptr_t) fork_holder; /* the thread inside fork() holding `lock`, else 0 */
-  pthread_once_t once;
-  pthread_key_t thread_key;
+  prim_once_t once;
+  prim_key_t thread_key;
   bool key_live;
-  _Atomic(bool) shut_down;
-  segment_t *segments;  /* every live segment (normal, huge, cached) */
-  segment_t *abandoned; /* segments of exited threads */
+  bool unloaded;           /* the module's destructor ran: never start again */
+  _Atomic(bool) running;   /* started (key live or failed), not shut down */
+  _Atomic(bool) shut_down; /* shut down: no segment cache */
+  _Atomic(uint32_t) epoch; /* starts so far; a heap registered in an older one re-joins */
+  segment_t *segments;     /* every live segment (normal, huge, cached) */
+  segment_t *abandoned;    /* segments of exited threads */
   _Atomic(size_t) abandoned_count;
   segment_t *cache; /* empty segments kept for reuse */
   size_t cache_count;
@@ -290,7 +278,7 @@ static size_t bin_for_alignment(size_t size, size_t alignment);
 static void *os_alloc_aligned(size_t size, size_t alignment);
 static void os_free(void *p, size_t size);
 static bool os_purge(void *p, size_t size);
-static uint64_t now_ms(void);
+static size_t os_page_size(void);
 /* segment_map.c */
 static void segment_map_set(segment_t *seg);
 static void segment_map_clear(segment_t *seg);
@@ -348,5 +336,6 @@ static void stats_committed(ptrdiff_t delta);
 static void copy_init(void);
 static void copy_lock(void);
 static void copy_unlock(void);
+static void copy_thread_join(heap_t *heap);
 
 #endif /* NSALLOC_INTERNAL_H */

@@ -63,15 +63,15 @@ EXPORT int posix_memalign(void **out, size_t alignment, size_t size) {
   return nsalloc_posix_memalign(out, alignment, size);
 }
 EXPORT void *valloc(size_t size) {
-  return nsalloc_memalign(OS_PAGE, size);
+  return nsalloc_memalign(os_page_size(), size);
 }
 EXPORT void *pvalloc(size_t size) {
-  size_t rounded;
-  if (__builtin_add_overflow(size, OS_PAGE - 1, &rounded)) {
+  size_t page = os_page_size(), rounded;
+  if (__builtin_add_overflow(size, page - 1, &rounded)) {
     errno = ENOMEM;
     return NULL;
   }
-  return nsalloc_memalign(OS_PAGE, size ? rounded & ~(size_t)(OS_PAGE - 1) : OS_PAGE);
+  return nsalloc_memalign(page, size ? rounded & ~(page - 1) : page);
 }
 EXPORT size_t malloc_usable_size(void *p) {
   return nsalloc_usable_size(p);

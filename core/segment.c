@@ -106,7 +106,7 @@ static uint64_t segment_schedule_purge(segment_t *seg) {
   if (delay == 0)
     segment_purge(seg, true, 0);
   else if (delay > 0 && seg->purge_at_ms == 0)
-    seg->purge_at_ms = now_ms() + (uint64_t)delay;
+    seg->purge_at_ms = prim_clock_ms() + (uint64_t)delay;
   return seg->purge_at_ms;
 }
 
@@ -127,7 +127,7 @@ static void segment_unmap(segment_t *seg) {
 /* Drop cached segments whose purge is due (all of them when forced). The
  * cache keeps the mapping; purged entries cost address space, not memory. */
 static void segment_cache_purge(bool force) {
-  uint64_t now = force ? 0 : now_ms();
+  uint64_t now = force ? 0 : prim_clock_ms();
   copy_lock();
   for (segment_t *seg = copy.cache; seg; seg = seg->list_next)
     segment_purge(seg, force, now);
@@ -203,7 +203,7 @@ static size_t find_free_run(uint64_t free_slices, size_t count, size_t align) {
 
 static page_t *segment_claim(heap_t *heap, segment_t *seg, size_t index, size_t count) {
   uint64_t mask = slice_mask(index, count);
-  bool untouched = (seg->decommitted & mask) == mask;
+  bool untouched = PRIM_PURGE_ZEROES && (seg->decommitted & mask) == mask;
   seg->free_slices &= ~mask;
   stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted & mask));
   seg->decommitted &= ~mask;
@@ -313,7 +313,7 @@ static void segment_drop(segment_t *seg) {
 static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
   size_t offset = alignment > SLICE_SIZE ? alignment : SLICE_SIZE;
   if (size > PTRDIFF_MAX - offset - SEGMENT_SIZE) return NULL;
-  size_t usable = align_up(size ? size : 1, OS_PAGE), total = offset + usable;
+  size_t usable = align_up(size ? size : 1, os_page_size()), total = offset + usable;
   segment_t *seg =
       segment_obtain(total, alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
   if (!seg) return NULL;
@@ -322,7 +322,7 @@ static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
     seg->page_of[i] = page;
   seg->free_slices = 0;
   stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted));
-  page->untouched = (seg->decommitted & SLICES_ALL) != 0; /* the body is one unit */
+  page->untouched = PRIM_PURGE_ZEROES && (seg->decommitted & SLICES_ALL); /* the body is one unit */
   seg->decommitted = 0;
   page->slice_index = 1;
   page->start = (uint8_t *)seg + offset;
