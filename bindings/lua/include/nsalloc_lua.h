@@ -104,9 +104,10 @@ NSALLOC_API void *nsalloc_lua_alloc(void *ud, void *ptr, size_t osize, size_t ns
  * lua_close; lua_close already destroys its heap, leaving the statistics. */
 NSALLOC_API nsalloc_lua_context_t *nsalloc_lua_context_new(const nsalloc_lua_options_t *options);
 NSALLOC_API void nsalloc_lua_context_delete(nsalloc_lua_context_t *ctx);
-/* A state on `ctx` (NULL when out of memory): lua_newstate plus a panic
- * handler, a warning handler (off until "@on") and the registry entry that lets
- * nsalloc_lua_context_of find the context. One state per context. */
+/* A state on `ctx`: lua_newstate plus a panic handler, a warning handler (off
+ * until "@on") and the registry entry that lets nsalloc_lua_context_of find
+ * the context. One state per context: NULL when `ctx` already has a state (or
+ * an adopted one), when its state was closed, and when memory is short. */
 NSALLOC_API lua_State *nsalloc_lua_context_newstate(nsalloc_lua_context_t *ctx);
 /* Call from the thread using the state. Works on any copy's context. */
 NSALLOC_API void nsalloc_lua_context_stats(const nsalloc_lua_context_t *ctx,

@@ -40,7 +40,10 @@ void nsalloc_lua_context_delete(nsalloc_lua_context_t *ctx) {
   nsalloc_free(ctx);
 }
 
+/* One state per context: a context whose state is live (or was adopted) has a
+ * main block, and one whose state was closed has no heap any more. */
 lua_State *nsalloc_lua_context_newstate(nsalloc_lua_context_t *ctx) {
+  if (!context_is_valid(ctx) || !ctx->heap || ctx->main_block) return NULL;
   lua_State *L = lua_newstate(nsalloc_lua_alloc, ctx);
   if (L && !state_prepare(L, ctx)) {
     lua_close(L);

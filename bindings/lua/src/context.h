@@ -41,6 +41,11 @@ struct nsalloc_lua_context_s {
   /* The maker copy's functions (a context may be used by other copies). */
   void (*heap_stats)(const nsalloc_heap_t *heap, nsalloc_stats_t *out);
   const char *copy_prefix;
+  /* The warning handler's state (state.c). It lives here, not in a Lua
+   * object, so no Lua code (debug.getregistry) can free it under the handler;
+   * the context outlives every warning, the last of which lua_close emits
+   * before it frees the main block. Only the maker copy reads it. */
+  int warnings;
 };
 
 /* Does `ctx` look like a live context of this layout? (ctx must be readable.) */
