@@ -17,14 +17,14 @@ static int on_panic(lua_State *L) {
   return 0; /* Lua aborts */
 }
 
-/* Warnings: control messages start with '@'; a message may come in pieces
+/* Warnings: control messages are one-piece messages starting with '@'; a message may come in pieces
  * (to_continue set on all but the last). The context (the handler's ud) keeps
  * the on/off switch and whether a message is half printed. */
 enum warn_state { WARN_OFF = 0, WARN_ON, WARN_CONTINUING };
 
 static void on_warning(void *ud, const char *piece, int to_continue) {
   int *state = &((nsalloc_lua_context_t *)ud)->warnings;
-  if (*state != WARN_CONTINUING && piece[0] == '@') {
+  if (*state != WARN_CONTINUING && !to_continue && piece[0] == '@') {
     if (strcmp(piece, "@on") == 0)
       *state = WARN_ON;
     else if (strcmp(piece, "@off") == 0)
