@@ -28,11 +28,13 @@ static inline nsalloc_lua_type_t type_of(size_t code) {
 
 /* lua_newstate's first block (type "thread": the main thread and the global
  * state) is the one lua_close frees last: everything else is gone by then, so
- * the heap goes wholesale. */
-static void context_close(nsalloc_lua_context_t *ctx) {
+ * the heap goes wholesale. An adopted state's main block is the previous
+ * allocator's, and goes back to it. */
+static void context_close(nsalloc_lua_context_t *ctx, void *main_block, size_t size) {
   nsalloc_heap_destroy(ctx->heap);
   ctx->heap = NULL;
   ctx->main_block = NULL;
+  if (ctx->previous) ctx->previous(ctx->previous_ud, main_block, size, 0);
   if (ctx->owned_by_state) nsalloc_lua_context_delete(ctx);
 }
 
@@ -101,7 +103,7 @@ static __attribute__((noinline)) void *release(nsalloc_lua_context_t *ctx, void 
   if (ptr) {
     ctx->in_use -= osize;
     if (unlikely(ptr == ctx->main_block))
-      context_close(ctx);
+      context_close(ctx, ptr, osize);
     else
       nsalloc_heap_free(ctx->heap, ptr);
   }
