@@ -27,7 +27,10 @@ static int run_on_system(int argc, char **argv, const host_options_t *options) {
 }
 
 static int run_on_nsalloc(int argc, char **argv, const host_options_t *options) {
-  nsalloc_lua_options_t lua_options = {.memory_limit = options->limit};
+  /* Counting costs the allocator a few instructions per call: only --limit
+   * and --stats need it from the start (require "nsalloc" starts it). */
+  nsalloc_lua_options_t lua_options = {.memory_limit = options->limit,
+                                       .untracked = !options->print_stats};
   nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(&lua_options);
   lua_State *L = ctx ? nsalloc_lua_context_newstate(ctx) : NULL;
   if (!L) {

@@ -3,7 +3,7 @@
  * the running state.
  *
  * A state that runs on an nsalloc context (nsalloc-lua, nsalloc_lua_newstate)
- * is inspected as it is: the module bundles its own private copy, yet the
+ * is inspected as it is (an untracked one starts counting): the module bundles its own private copy, yet the
  * context was made by the host's copy, which the binding reaches only through
  * the function pointers the context carries. Any other state (stock lua5.4,
  * a host's luaL_newstate) is moved onto the module's copy at the require
@@ -25,10 +25,11 @@ static bool keep_module_loaded(void) {
          dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
 }
 
-/* The state's context: the one it runs on, or a new one it adopts (owned by
- * the state: lua_close frees it). */
-static void adopt_state(lua_State *L) {
-  if (nsalloc_lua_context_of(L)) return;
+/* The state's context counts from now on: the one it runs on (tracked, if
+ * it was not), or a new one it adopts (owned by the state: lua_close frees
+ * it). */
+static void track_state(lua_State *L) {
+  if (nsalloc_lua_track(L)) return;
   if (!keep_module_loaded()) luaL_error(L, "nsalloc: cannot keep the module loaded: %s", dlerror());
   nsalloc_lua_context_t *ctx = nsalloc_lua_adopt(L, NULL);
   if (!ctx) luaL_error(L, "nsalloc: cannot move the state onto nsalloc: not enough memory");
@@ -101,7 +102,7 @@ int luaopen_nsalloc(lua_State *L) {
       {"limit", module_limit},
       {NULL, NULL},
   };
-  adopt_state(L);
+  track_state(L);
   luaL_newlib(L, functions);
   lua_pushstring(L, nsalloc_prefix());
   lua_setfield(L, -2, "module_copy");

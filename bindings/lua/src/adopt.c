@@ -79,8 +79,7 @@ nsalloc_lua_context_t *nsalloc_lua_adopt(lua_State *L, const nsalloc_lua_options
   }
   /* Lua's own count covers every live block, old ones included: frees of old
    * blocks then balance the accounting. */
-  ctx->in_use = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
-  ctx->peak = ctx->in_use;
+  context_start_count(ctx, L);
   nsalloc_set_foreign_policy(NSALLOC_POLICY_FORWARD, &hooks);
   lua_setallocf(L, lua_alloc_adopted, ctx);
   return ctx;

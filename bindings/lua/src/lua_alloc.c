@@ -128,3 +128,24 @@ void *nsalloc_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   if (!ptr) return allocate(ud, osize, nsize);
   return resize(ud, ptr, osize, nsize);
 }
+
+/* Untracked states: only the heap, and the main block marker lua_close needs.
+ * nsalloc_lua_track switches a state to nsalloc_lua_alloc at any time: both
+ * serve the same heap. */
+void *lua_alloc_untracked(void *ud, void *ptr, size_t osize, size_t nsize) {
+  nsalloc_lua_context_t *ctx = ud;
+  if (nsize == 0) {
+    if (unlikely(ptr == ctx->main_block) && ptr)
+      context_close(ctx, ptr, osize);
+    else
+      nsalloc_heap_free(ctx->heap, ptr);
+    return NULL;
+  }
+  if (!ptr) {
+    void *p = nsalloc_heap_malloc(ctx->heap, nsize);
+    if (unlikely(!ctx->main_block)) ctx->main_block = p;
+    return p;
+  }
+  void *p = nsalloc_heap_realloc(ctx->heap, ptr, nsize);
+  return likely(p != NULL) || nsize > osize ? p : ptr; /* a shrink never fails */
+}

@@ -229,6 +229,42 @@ static void test_warning_state_survives_registry_wipe(void) {
   nsalloc_lua_context_delete(ctx);
 }
 
+/* An untracked state counts nothing until nsalloc_lua_track; then it counts
+ * from Lua's own figure, and limits apply. A limit makes a context tracked. */
+static void test_untracked_until_tracked(void) {
+  nsalloc_lua_context_t *limited =
+      nsalloc_lua_context_new(&(nsalloc_lua_options_t){.untracked = true, .memory_limit = 1 << 20});
+  CHECK(stats_of(limited).tracked);
+  nsalloc_lua_context_delete(limited);
+
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(&(nsalloc_lua_options_t){.untracked = true});
+  lua_State *L = nsalloc_lua_context_newstate(ctx);
+  luaL_openlibs(L);
+  char out[64];
+  CHECK_EQ(run(L, "t = {} for i = 1, 5000 do t[i] = 'u' .. i end return #t", out, sizeof out),
+           LUA_OK);
+  nsalloc_lua_stats_t untracked = stats_of(ctx);
+  CHECK(!untracked.tracked);
+  CHECK_EQ(untracked.in_use_bytes, 0);
+  CHECK_EQ(untracked.allocations, 0);
+  CHECK(untracked.heap_bytes > 5000 * 16);
+  CHECK(nsalloc_lua_track(L));
+  size_t lua_count = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+  CHECK(stats_of(ctx).tracked);
+  CHECK_EQ(stats_of(ctx).in_use_bytes, lua_count);
+  nsalloc_lua_context_set_limit(ctx, lua_count + (256 << 10));
+  CHECK_EQ(run(L, "return select(2, pcall(string.rep, 'x', 1 << 20))", out, sizeof out), LUA_OK);
+  CHECK(strcmp(out, "not enough memory") == 0);
+  CHECK_EQ(run(L, "t = nil collectgarbage() return 'freed'", out, sizeof out), LUA_OK);
+  lua_count = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+  CHECK_EQ(stats_of(ctx).in_use_bytes, lua_count); /* frees of blocks made before balance */
+  lua_close(L);
+  CHECK_EQ(stats_of(ctx).in_use_bytes, 0);
+  CHECK_EQ(stats_of(ctx).heap_bytes, 0);
+  nsalloc_lua_context_delete(ctx);
+  CHECK_EQ(copy_blocks(), 0);
+}
+
 int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_limit_error_is_catchable_and_state_goes_on),
@@ -238,6 +274,7 @@ int main(int argc, char **argv) {
       TEST(test_stats_by_type),
       TEST(test_one_state_per_context),
       TEST(test_warning_state_survives_registry_wipe),
+      TEST(test_untracked_until_tracked),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
