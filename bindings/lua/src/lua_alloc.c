@@ -131,21 +131,33 @@ void *nsalloc_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 /* Untracked states: only the heap, and the main block marker lua_close needs.
  * nsalloc_lua_track switches a state to nsalloc_lua_alloc at any time: both
- * serve the same heap. */
-void *lua_alloc_untracked(void *ud, void *ptr, size_t osize, size_t nsize) {
-  nsalloc_lua_context_t *ctx = ud;
-  if (nsize == 0) {
-    if (unlikely(ptr == ctx->main_block) && ptr)
-      context_close(ctx, ptr, osize);
-    else
-      nsalloc_heap_free(ctx->heap, ptr);
-    return NULL;
-  }
-  if (!ptr) {
-    void *p = nsalloc_heap_malloc(ctx->heap, nsize);
-    if (unlikely(!ctx->main_block)) ctx->main_block = p;
-    return p;
-  }
+ * serve the same heap. As above, each kind of request has its own function,
+ * so the dispatcher has no stack frame and allocation is a tail call. */
+static __attribute__((noinline)) void *release_untracked(nsalloc_lua_context_t *ctx, void *ptr,
+                                                         size_t osize) {
+  if (unlikely(ptr == ctx->main_block) && ptr)
+    context_close(ctx, ptr, osize);
+  else
+    nsalloc_heap_free(ctx->heap, ptr);
+  return NULL;
+}
+
+static __attribute__((noinline)) void *resize_untracked(nsalloc_lua_context_t *ctx, void *ptr,
+                                                        size_t osize, size_t nsize) {
   void *p = nsalloc_heap_realloc(ctx->heap, ptr, nsize);
   return likely(p != NULL) || nsize > osize ? p : ptr; /* a shrink never fails */
+}
+
+/* lua_newstate's first request: the main block. */
+static __attribute__((noinline)) void *allocate_main_block(nsalloc_lua_context_t *ctx,
+                                                           size_t nsize) {
+  return ctx->main_block = nsalloc_heap_malloc(ctx->heap, nsize);
+}
+
+void *lua_alloc_untracked(void *ud, void *ptr, size_t osize, size_t nsize) {
+  nsalloc_lua_context_t *ctx = ud;
+  if (nsize == 0) return release_untracked(ctx, ptr, osize);
+  if (ptr) return resize_untracked(ctx, ptr, osize, nsize);
+  if (unlikely(!ctx->main_block)) return allocate_main_block(ctx, nsize);
+  return nsalloc_heap_malloc(ctx->heap, nsize);
 }
