@@ -135,10 +135,10 @@ static int run_options(lua_State *L, const run_request_t *request) {
       continue;
     }
     const char *value = arg[2] ? arg + 2 : argv[++i];
-    int status = arg[1] == 'e' ? run_loaded(L, progname,
-                                            luaL_loadbuffer(L, value, strlen(value),
-                                                            "=(command line)"))
-                               : require_library(L, progname, value);
+    int status =
+        arg[1] == 'e'
+            ? run_loaded(L, progname, luaL_loadbuffer(L, value, strlen(value), "=(command line)"))
+            : require_library(L, progname, value);
     if (status != LUA_OK) return status;
   }
   return LUA_OK;

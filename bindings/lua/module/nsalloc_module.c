@@ -3,12 +3,11 @@
  * the running state.
  *
  * A state that runs on an nsalloc context (nsalloc-lua, nsalloc_lua_newstate)
- * is inspected as it is (an untracked one starts counting): the module bundles its own private copy, yet the
- * context was made by the host's copy, which the binding reaches only through
- * the function pointers the context carries. Any other state (stock lua5.4,
- * a host's luaL_newstate) is moved onto the module's copy at the require
- * (nsalloc_lua_adopt: blocks made before go back to the previous allocator),
- * so one `require` gives a plain `lua` its limits and statistics.
+ * is inspected as it is (an untracked one starts counting): the module bundles its own private
+ * copy, yet the context was made by the host's copy, which the binding reaches only through the
+ * function pointers the context carries. Any other state (stock lua5.4, a host's luaL_newstate) is
+ * moved onto the module's copy at the require (nsalloc_lua_adopt: blocks made before go back to the
+ * previous allocator), so one `require` gives a plain `lua` its limits and statistics.
  */
 #define _GNU_SOURCE /* dladdr */
 #include "context.h"

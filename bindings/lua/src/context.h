@@ -46,7 +46,7 @@ struct nsalloc_lua_context_s {
    * the context outlives every warning, the last of which lua_close emits
    * before it frees the main block. Only the maker copy reads it. */
   int warnings;
-  bool untracked;         /* the state runs on lua_alloc_untracked */
+  bool untracked;           /* the state runs on lua_alloc_untracked */
   lua_Alloc counting_alloc; /* the maker copy's nsalloc_lua_alloc, for nsalloc_lua_track */
 };
 

@@ -187,8 +187,7 @@ static void test_one_state_per_context(void) {
   CHECK(nsalloc_lua_context_newstate(ctx) == NULL);
   luaL_openlibs(L);
   char out[64];
-  CHECK_EQ(run(L, "local t = {} for i = 1, 1000 do t[i] = 'v' .. i end return #t", out,
-               sizeof out),
+  CHECK_EQ(run(L, "local t = {} for i = 1, 1000 do t[i] = 'v' .. i end return #t", out, sizeof out),
            LUA_OK);
   CHECK(strcmp(out, "1000") == 0);
   lua_close(L);
@@ -208,22 +207,23 @@ static void test_warning_state_survives_registry_wipe(void) {
   lua_State *L = nsalloc_lua_context_newstate(ctx);
   luaL_openlibs(L);
   char out[64];
-  CHECK_EQ(run(L,
-               "local reg = debug.getregistry()\n"
-               "for k in pairs(reg) do\n"
-               "  if type(k) == 'string' and k:find('^nsalloc') then reg[k] = nil end\n"
-               "end\n"
-               "collectgarbage() collectgarbage()\n"
-               "local keep = {}\n"
-               "for i = 1, 4000 do keep[i] = ('%0' .. (8 + i % 24) .. 'd'):format(i) end\n"
-               "for i = 1, 50 do warn('@on') warn('@off') end\n"
-               "collectgarbage()\n"
-               "for i = 1, 4000 do\n"
-               "  if keep[i] ~= ('%0' .. (8 + i % 24) .. 'd'):format(i) then return 'lost ' .. i end\n"
-               "end\n"
-               "return 'intact'",
-               out, sizeof out),
-           LUA_OK);
+  CHECK_EQ(
+      run(L,
+          "local reg = debug.getregistry()\n"
+          "for k in pairs(reg) do\n"
+          "  if type(k) == 'string' and k:find('^nsalloc') then reg[k] = nil end\n"
+          "end\n"
+          "collectgarbage() collectgarbage()\n"
+          "local keep = {}\n"
+          "for i = 1, 4000 do keep[i] = ('%0' .. (8 + i % 24) .. 'd'):format(i) end\n"
+          "for i = 1, 50 do warn('@on') warn('@off') end\n"
+          "collectgarbage()\n"
+          "for i = 1, 4000 do\n"
+          "  if keep[i] ~= ('%0' .. (8 + i % 24) .. 'd'):format(i) then return 'lost ' .. i end\n"
+          "end\n"
+          "return 'intact'",
+          out, sizeof out),
+      LUA_OK);
   CHECK(strcmp(out, "intact") == 0);
   lua_close(L);
   nsalloc_lua_context_delete(ctx);

@@ -140,6 +140,15 @@ static void *run_step(void *arg) {
   return NULL;
 }
 
+/* After lua_close: nothing left in the context's count or heap. */
+static void delete_closed_context(nsalloc_lua_context_t *ctx) {
+  nsalloc_lua_stats_t stats;
+  nsalloc_lua_context_stats(ctx, &stats);
+  CHECK_EQ(stats.in_use_bytes, 0);
+  CHECK_EQ(stats.heap_bytes, 0);
+  nsalloc_lua_context_delete(ctx);
+}
+
 static void test_state_moves_between_threads(void) {
   handover_t handover = {.ctx = nsalloc_lua_context_new(NULL)};
   handover.L = new_state(handover.ctx);
@@ -149,11 +158,7 @@ static void test_state_moves_between_threads(void) {
     pthread_join(thread, NULL);
     CHECK(handover.ok);
   }
-  nsalloc_lua_stats_t stats;
-  nsalloc_lua_context_stats(handover.ctx, &stats);
-  CHECK_EQ(stats.in_use_bytes, 0);
-  CHECK_EQ(stats.heap_bytes, 0);
-  nsalloc_lua_context_delete(handover.ctx);
+  delete_closed_context(handover.ctx);
 }
 
 /* A state created on a thread that then exits, and closed (on another
@@ -190,11 +195,7 @@ static void test_state_outlives_its_thread(void) {
     CHECK_EQ((intptr_t)failed, 0);
     CHECK_EQ(run_workload(first.L, 3), expected[2]); /* this thread takes the state over */
     lua_close(first.L);
-    nsalloc_lua_stats_t stats;
-    nsalloc_lua_context_stats(first.ctx, &stats);
-    CHECK_EQ(stats.in_use_bytes, 0);
-    CHECK_EQ(stats.heap_bytes, 0);
-    nsalloc_lua_context_delete(first.ctx);
+    delete_closed_context(first.ctx);
   }
 }
 
