@@ -14,7 +14,7 @@
 #include <stdbool.h>
 
 #define CONTEXT_MAGIC 0x6e736c7561637478ull /* "nsluactx" */
-#define CONTEXT_ABI   2u /* 2: warnings, untracked, counting_alloc appended */
+#define CONTEXT_ABI   2u                    /* 2: warnings, untracked, counting_alloc appended */
 /* Registry field naming the state's context (a light userdata). */
 #define CONTEXT_REGISTRY_KEY "nsalloc.lua.context"
 
