@@ -1,15 +1,19 @@
 /*
- * run.c - running the command line's chunks and script in a state: the
- * standard libraries, the `arg` table, -e chunks in order, then the script
- * with its arguments as `...`. Everything runs in protected mode; an error
- * is printed with its traceback.
+ * run.c - running the command line in a state, in lua5.4's order (Lua manual
+ * §7): LUA_INIT_5_4 or LUA_INIT (unless -E), then -e, -l and -W in the order
+ * given, then the script with the `arg` table's positive entries as its
+ * arguments, then interactive mode (-i). With no script and no -e (or -v) it
+ * runs standard input: interactively when that is a terminal.
  */
 #include "run.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct run_request_s {
   int argc;
@@ -28,22 +32,63 @@ static int traceback(lua_State *L) {
   return 1;
 }
 
-/* Call the function below `nargs` arguments on the stack under the traceback
- * handler. On error the message stays on the stack. */
-static int call_traced(lua_State *L, int nargs) {
+/* Ctrl-C: the signal handler may only set a hook; the hook raises the error at
+ * the next instruction the state runs. The handler is reset by the first
+ * SIGINT (SA_RESETHAND), so a second one stops a program that runs no Lua
+ * code (a long C call) the default way. */
+static lua_State *interruptible;
+
+static void interrupt_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  lua_sethook(L, NULL, 0, 0);
+  luaL_error(L, "interrupted!");
+}
+
+static void on_sigint(int signal_number) {
+  (void)signal_number;
+  lua_sethook(interruptible, interrupt_hook,
+              LUA_MASKCALL | LUA_MASKRET | LUA_MASKLINE | LUA_MASKCOUNT, 1);
+}
+
+static void catch_sigint(void (*handler)(int)) {
+  struct sigaction action = {.sa_handler = handler, .sa_flags = SA_RESETHAND};
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, NULL);
+}
+
+int host_call(lua_State *L, int nargs, int nresults) {
   int base = lua_gettop(L) - nargs;
   lua_pushcfunction(L, traceback);
   lua_insert(L, base);
-  int status = lua_pcall(L, nargs, 0, base);
+  interruptible = L;
+  catch_sigint(on_sigint);
+  int status = lua_pcall(L, nargs, nresults, base);
+  catch_sigint(SIG_DFL);
   lua_remove(L, base);
   return status;
 }
 
+int host_report(lua_State *L, const char *progname, int status) {
+  const char *message = lua_tostring(L, -1);
+  if (progname) fprintf(stderr, "%s: ", progname);
+  fprintf(stderr, "%s\n", message ? message : "(error object is not a string)");
+  fflush(stderr);
+  lua_pop(L, 1);
+  return status;
+}
+
+/* Runs a loaded chunk (or the load error) and reports an error. */
+static int run_loaded(lua_State *L, const char *progname, int status) {
+  if (status == LUA_OK) status = host_call(L, 0, 0);
+  return status == LUA_OK ? LUA_OK : host_report(L, progname, status);
+}
+
 /* arg[0] is the script, arg[1..] its arguments, arg[-1..] the interpreter's
- * own arguments down to the program name. */
+ * own arguments down to the program name. Without a script arg[0] is the
+ * program name and every argument is positive. */
 static void set_arg_table(lua_State *L, const run_request_t *request) {
-  int zero = request->options->script ? request->options->script : request->argc;
-  lua_createtable(L, request->argc - zero, zero + 1);
+  int zero = request->options->script;
+  lua_createtable(L, request->argc - zero - 1, zero + 1);
   for (int i = 0; i < request->argc; i++) {
     lua_pushstring(L, request->argv[i]);
     lua_rawseti(L, -2, i - zero);
@@ -51,13 +96,49 @@ static void set_arg_table(lua_State *L, const run_request_t *request) {
   lua_setglobal(L, "arg");
 }
 
-static int run_chunks(lua_State *L, const run_request_t *request) {
+static int run_init(lua_State *L, const char *progname) {
+  const char *name = "=LUA_INIT_5_4"; /* the chunk's name: '=' and the variable */
+  const char *init = getenv(name + 1);
+  if (!init) {
+    name = "=LUA_INIT";
+    init = getenv(name + 1);
+  }
+  if (!init) return LUA_OK;
+  if (init[0] == '@') return run_loaded(L, progname, luaL_loadfile(L, init + 1));
+  return run_loaded(L, progname, luaL_loadbuffer(L, init, strlen(init), name));
+}
+
+/* -l mod: global mod = require "mod"; -l g=mod: global g = require "mod". */
+static int require_library(lua_State *L, const char *progname, const char *spec) {
+  const char *equals = strchr(spec, '=');
+  const char *module = equals ? equals + 1 : spec;
+  lua_getglobal(L, "require");
+  lua_pushstring(L, module);
+  int status = host_call(L, 1, 1);
+  if (status != LUA_OK) return host_report(L, progname, status);
+  lua_pushglobaltable(L);
+  lua_pushlstring(L, spec, equals ? (size_t)(equals - spec) : strlen(spec));
+  lua_pushvalue(L, -3);
+  lua_settable(L, -3);
+  lua_pop(L, 2);
+  return LUA_OK;
+}
+
+static int run_options(lua_State *L, const run_request_t *request) {
   char **argv = request->argv;
+  const char *progname = argv[0];
   for (int i = 1; i < request->options->option_end; i++) {
-    if (strncmp(argv[i], "-e", 2) != 0) continue;
-    const char *chunk = argv[i][2] ? argv[i] + 2 : argv[++i];
-    int status = luaL_loadbuffer(L, chunk, strlen(chunk), "=(command line)");
-    if (status == LUA_OK) status = call_traced(L, 0);
+    const char *arg = argv[i];
+    if (arg[0] != '-' || (arg[1] != 'e' && arg[1] != 'l' && arg[1] != 'W')) continue;
+    if (arg[1] == 'W') {
+      lua_warning(L, "@on", 0);
+      continue;
+    }
+    const char *value = arg[2] ? arg + 2 : argv[++i];
+    int status =
+        arg[1] == 'e'
+            ? run_loaded(L, progname, luaL_loadbuffer(L, value, strlen(value), "=(command line)"))
+            : require_library(L, progname, value);
     if (status != LUA_OK) return status;
   }
   return LUA_OK;
@@ -65,38 +146,65 @@ static int run_chunks(lua_State *L, const run_request_t *request) {
 
 static int run_script(lua_State *L, const run_request_t *request) {
   int script = request->options->script;
-  const char *name = script ? request->argv[script] : "-";
-  int status = luaL_loadfile(L, strcmp(name, "-") == 0 ? NULL : name);
-  if (status != LUA_OK) return status;
-  int first = script ? script + 1 : request->argc;
-  luaL_checkstack(L, request->argc - first, "too many arguments to script");
-  for (int i = first; i < request->argc; i++)
-    lua_pushstring(L, request->argv[i]);
-  return call_traced(L, request->argc - first);
+  const char *name = request->argv[script];
+  /* "-" is standard input, unless it follows "--" */
+  if (strcmp(name, "-") == 0 && strcmp(request->argv[script - 1], "--") != 0) name = NULL;
+  int status = luaL_loadfile(L, name);
+  if (status != LUA_OK) return host_report(L, request->argv[0], status);
+  if (lua_getglobal(L, "arg") != LUA_TTABLE) luaL_error(L, "'arg' is not a table");
+  int n = (int)luaL_len(L, -1);
+  luaL_checkstack(L, n + 3, "too many arguments to script");
+  for (int i = 1; i <= n; i++)
+    lua_rawgeti(L, -i, i);
+  lua_remove(L, -n - 1);
+  status = host_call(L, n, 0);
+  return status == LUA_OK ? LUA_OK : host_report(L, request->argv[0], status);
 }
 
-/* The protected body; an error goes on with its message (traced where it
- * arose when it came from running a chunk). */
+static void print_version(void) {
+  fputs(LUA_COPYRIGHT "\n", stdout);
+  fflush(stdout);
+}
+
+/* The protected body: returns a boolean, true when everything ran. */
 static int protected_main(lua_State *L) {
   const run_request_t *request = lua_touserdata(L, 1);
+  const host_options_t *options = request->options;
+  const char *progname = request->argv[0];
+  if (options->version) print_version();
+  if (options->ignore_env) { /* the package library then ignores LUA_PATH and LUA_CPATH */
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+  }
+  lua_gc(L, LUA_GCSTOP);
   luaL_openlibs(L);
   set_arg_table(L, request);
-  if (request->options->warnings) lua_warning(L, "@on", 0);
-  int status = run_chunks(L, request);
-  bool wants_script = request->options->script || !request->options->has_chunks;
-  if (status == LUA_OK && wants_script) status = run_script(L, request);
-  if (status != LUA_OK) return lua_error(L); /* already traced: pass the message on */
-  return 0;
+  lua_gc(L, LUA_GCRESTART);
+  lua_gc(L, LUA_GCGEN, 0, 0);
+  bool ok = (options->ignore_env || run_init(L, progname) == LUA_OK) &&
+            run_options(L, request) == LUA_OK &&
+            (!options->script || run_script(L, request) == LUA_OK);
+  if (ok && options->interactive) {
+    host_repl(L, progname);
+  } else if (ok && !options->script && !options->has_e && !options->version) {
+    if (isatty(STDIN_FILENO)) {
+      print_version();
+      host_repl(L, progname);
+    } else {
+      ok = run_loaded(L, progname, luaL_loadfile(L, NULL)) == LUA_OK;
+    }
+  }
+  lua_pushboolean(L, ok);
+  return 1;
 }
 
 bool host_run(lua_State *L, int argc, char **argv, const host_options_t *options) {
   run_request_t request = {argc, argv, options};
   lua_pushcfunction(L, protected_main);
   lua_pushlightuserdata(L, &request);
-  if (lua_pcall(L, 1, 0, 0) == LUA_OK) return true;
-  const char *message = lua_tostring(L, -1);
-  fprintf(stderr, "nsalloc-lua: %s\n", message ? message : "(error object is not a string)");
-  fflush(stderr);
+  int status = lua_pcall(L, 1, 1, 0);
+  if (status != LUA_OK) return host_report(L, argv[0], status) == LUA_OK;
+  bool ok = lua_toboolean(L, -1);
   lua_pop(L, 1);
-  return false;
+  return ok;
 }

@@ -18,6 +18,7 @@
 #include "nsalloc.h"
 
 #include <lua.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -34,6 +35,7 @@ extern "C" {
 #define nsalloc_lua_context_of              NSALLOC_NAME(lua_context_of)
 #define nsalloc_lua_newstate                NSALLOC_NAME(lua_newstate)
 #define nsalloc_lua_adopt                   NSALLOC_NAME(lua_adopt)
+#define nsalloc_lua_track                   NSALLOC_NAME(lua_track)
 #define nsalloc_lua_type_name               NSALLOC_NAME(lua_type_name)
 
 typedef struct nsalloc_lua_context_s nsalloc_lua_context_t;
@@ -66,6 +68,10 @@ typedef struct nsalloc_lua_options_s {
   uint64_t allocation_limit;     /* blocks the state may allocate over its life; 0: none */
   nsalloc_lua_limit_fn on_limit; /* may be NULL */
   void *on_limit_arg;
+  /* No limits and no statistics until nsalloc_lua_track: the state's
+   * allocator only calls the heap (the fastest path). Ignored when a limit is
+   * given. */
+  bool untracked;
 } nsalloc_lua_options_t;
 
 /* Object types Lua names when it allocates (the type code it passes as osize
@@ -91,6 +97,7 @@ typedef struct nsalloc_lua_stats_s {
   size_t heap_bytes;         /* bytes of the heap's live blocks (block granularity) */
   size_t heap_page_bytes;    /* bytes of the heap's pages */
   const char *copy;          /* prefix of the nsalloc copy serving the state */
+  bool tracked;              /* false: untracked, only the heap_* figures are counted */
   struct {
     uint64_t count; /* objects of this type allocated over the state's life */
     uint64_t bytes; /* their sizes at allocation */
@@ -104,9 +111,10 @@ NSALLOC_API void *nsalloc_lua_alloc(void *ud, void *ptr, size_t osize, size_t ns
  * lua_close; lua_close already destroys its heap, leaving the statistics. */
 NSALLOC_API nsalloc_lua_context_t *nsalloc_lua_context_new(const nsalloc_lua_options_t *options);
 NSALLOC_API void nsalloc_lua_context_delete(nsalloc_lua_context_t *ctx);
-/* A state on `ctx` (NULL when out of memory): lua_newstate plus a panic
- * handler, a warning handler (off until "@on") and the registry entry that lets
- * nsalloc_lua_context_of find the context. One state per context. */
+/* A state on `ctx`: lua_newstate plus a panic handler, a warning handler (off
+ * until "@on") and the registry entry that lets nsalloc_lua_context_of find
+ * the context. One state per context: NULL when `ctx` already has a state (or
+ * an adopted one), when its state was closed, and when memory is short. */
 NSALLOC_API lua_State *nsalloc_lua_context_newstate(nsalloc_lua_context_t *ctx);
 /* Call from the thread using the state. Works on any copy's context. */
 NSALLOC_API void nsalloc_lua_context_stats(const nsalloc_lua_context_t *ctx,
@@ -134,6 +142,14 @@ NSALLOC_API lua_State *nsalloc_lua_newstate(const nsalloc_lua_options_t *options
  * allocation. */
 NSALLOC_API nsalloc_lua_context_t *nsalloc_lua_adopt(lua_State *L,
                                                      const nsalloc_lua_options_t *options);
+
+/* Start counting on an untracked state (options.untracked): from now on its
+ * limits apply and its statistics count, starting from Lua's own count of the
+ * bytes in use (peak, allocations and by_type count from here). Does nothing
+ * on a tracked state. Returns false when `L` does not run on nsalloc. Call
+ * from the thread using the state, outside any allocation. Works on any
+ * copy's context (the Lua module calls it). */
+NSALLOC_API bool nsalloc_lua_track(lua_State *L);
 
 /* "string", "table", "function", "userdata", "thread", "other". */
 NSALLOC_API const char *nsalloc_lua_type_name(nsalloc_lua_type_t type);

@@ -1,20 +1,45 @@
 /*
  * nsalloc_module.c - `require "nsalloc"`: the statistics and memory limit of
- * the running state, when it runs on an nsalloc context.
+ * the running state.
  *
- * The module bundles its own private copy, yet the context it inspects was
- * made by the host's copy: the binding reaches that copy's heap only through
- * the function pointers the context carries.
+ * A state that runs on an nsalloc context (nsalloc-lua, nsalloc_lua_newstate)
+ * is inspected as it is (an untracked one starts counting): the module bundles its own private
+ * copy, yet the context was made by the host's copy, which the binding reaches only through the
+ * function pointers the context carries. Any other state (stock lua5.4, a host's luaL_newstate) is
+ * moved onto the module's copy at the require (nsalloc_lua_adopt: blocks made before go back to the
+ * previous allocator), so one `require` gives a plain `lua` its limits and statistics.
  */
-#include "nsalloc_lua.h"
+#define _GNU_SOURCE /* dladdr */
+#include "context.h"
 
+#include <dlfcn.h>
 #include <lauxlib.h>
+
+/* An adopted state allocates through this module's code until the very end
+ * of lua_close, after Lua has closed its C libraries: the module must stay
+ * mapped, so it marks itself RTLD_NODELETE. */
+static bool keep_module_loaded(void) {
+  Dl_info info;
+  return dladdr((void *)keep_module_loaded, &info) && info.dli_fname &&
+         dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
+}
+
+/* The state's context counts from now on: the one it runs on (tracked, if
+ * it was not), or a new one it adopts (owned by the state: lua_close frees
+ * it). */
+static void track_state(lua_State *L) {
+  if (nsalloc_lua_track(L)) return;
+  if (!keep_module_loaded()) luaL_error(L, "nsalloc: cannot keep the module loaded: %s", dlerror());
+  nsalloc_lua_context_t *ctx = nsalloc_lua_adopt(L, NULL);
+  if (!ctx) luaL_error(L, "nsalloc: cannot move the state onto nsalloc: not enough memory");
+  ctx->owned_by_state = true;
+}
 
 static nsalloc_lua_context_t *checked_context(lua_State *L) {
   nsalloc_lua_context_t *ctx = nsalloc_lua_context_of(L);
   if (!ctx)
-    luaL_error(L, "nsalloc: this Lua state does not run on nsalloc (create it with "
-                  "nsalloc_lua_newstate, or run it under nsalloc-lua --alloc=nsalloc)");
+    luaL_error(L, "nsalloc: this Lua state no longer runs on nsalloc (its allocator was "
+                  "replaced after the module was loaded)");
   return ctx;
 }
 
@@ -76,6 +101,7 @@ int luaopen_nsalloc(lua_State *L) {
       {"limit", module_limit},
       {NULL, NULL},
   };
+  track_state(L);
   luaL_newlib(L, functions);
   lua_pushstring(L, nsalloc_prefix());
   lua_setfield(L, -2, "module_copy");

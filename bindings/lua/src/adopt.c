@@ -67,17 +67,19 @@ nsalloc_lua_context_t *nsalloc_lua_adopt(lua_State *L, const nsalloc_lua_options
   nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(options);
   if (!ctx) return NULL;
   ctx->previous = lua_getallocf(L, &ctx->previous_ud);
-  /* The main block is the previous allocator's: point the "last block of
-   * lua_close" marker at something that is never a Lua block. */
-  ctx->main_block = ctx;
+  /* lua_close frees the main block (the main thread's, which starts with its
+   * extra space) last, as on a state created on nsalloc: the heap then goes,
+   * and the block itself back to the previous allocator (lua_alloc.c). */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  ctx->main_block = lua_getextraspace(lua_tothread(L, -1));
+  lua_pop(L, 1);
   if (!state_register(L, ctx)) {
     nsalloc_lua_context_delete(ctx);
     return NULL;
   }
   /* Lua's own count covers every live block, old ones included: frees of old
    * blocks then balance the accounting. */
-  ctx->in_use = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
-  ctx->peak = ctx->in_use;
+  context_start_count(ctx, L);
   nsalloc_set_foreign_policy(NSALLOC_POLICY_FORWARD, &hooks);
   lua_setallocf(L, lua_alloc_adopted, ctx);
   return ctx;

@@ -15,6 +15,7 @@ static void apply_options(nsalloc_lua_context_t *ctx, const nsalloc_lua_options_
   if (options->allocation_limit) ctx->allocation_limit = options->allocation_limit;
   ctx->on_limit = options->on_limit;
   ctx->on_limit_arg = options->on_limit_arg;
+  ctx->untracked = options->untracked && !options->memory_limit && !options->allocation_limit;
 }
 
 nsalloc_lua_context_t *nsalloc_lua_context_new(const nsalloc_lua_options_t *options) {
@@ -29,6 +30,7 @@ nsalloc_lua_context_t *nsalloc_lua_context_new(const nsalloc_lua_options_t *opti
   ctx->abi = CONTEXT_ABI;
   ctx->heap_stats = nsalloc_heap_stats;
   ctx->copy_prefix = nsalloc_prefix();
+  ctx->counting_alloc = nsalloc_lua_alloc;
   apply_options(ctx, options);
   return ctx;
 }
@@ -40,8 +42,11 @@ void nsalloc_lua_context_delete(nsalloc_lua_context_t *ctx) {
   nsalloc_free(ctx);
 }
 
+/* One state per context: a context whose state is live (or was adopted) has a
+ * main block, and one whose state was closed has no heap any more. */
 lua_State *nsalloc_lua_context_newstate(nsalloc_lua_context_t *ctx) {
-  lua_State *L = lua_newstate(nsalloc_lua_alloc, ctx);
+  if (!context_is_valid(ctx) || !ctx->heap || ctx->main_block) return NULL;
+  lua_State *L = lua_newstate(ctx->untracked ? lua_alloc_untracked : nsalloc_lua_alloc, ctx);
   if (L && !state_prepare(L, ctx)) {
     lua_close(L);
     return NULL;
@@ -69,6 +74,7 @@ void nsalloc_lua_context_stats(const nsalloc_lua_context_t *ctx, nsalloc_lua_sta
   out->allocation_limit = ctx->allocation_limit == UINT64_MAX ? 0 : ctx->allocation_limit;
   out->limit_hits = ctx->limit_hits;
   out->copy = ctx->copy_prefix;
+  out->tracked = !ctx->untracked;
   for (size_t type = 0; type < NSALLOC_LUA_TYPE_COUNT; type++) {
     out->by_type[type].count = ctx->type_count[type];
     out->by_type[type].bytes = ctx->type_bytes[type];
@@ -102,6 +108,21 @@ nsalloc_lua_context_t *nsalloc_lua_context_of(lua_State *L) {
   void *ud = NULL;
   lua_getallocf(L, &ud);
   return ctx && ctx == ud && context_is_valid(ctx) ? ctx : NULL;
+}
+
+void context_start_count(nsalloc_lua_context_t *ctx, lua_State *L) {
+  ctx->in_use = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+  ctx->peak = ctx->in_use;
+}
+
+bool nsalloc_lua_track(lua_State *L) {
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_of(L);
+  if (!ctx) return false;
+  if (!ctx->untracked) return true;
+  context_start_count(ctx, L);
+  ctx->untracked = false;
+  lua_setallocf(L, ctx->counting_alloc, ctx);
+  return true;
 }
 
 const char *nsalloc_lua_type_name(nsalloc_lua_type_t type) {

@@ -14,7 +14,7 @@
 #include <stdbool.h>
 
 #define CONTEXT_MAGIC 0x6e736c7561637478ull /* "nsluactx" */
-#define CONTEXT_ABI   1u
+#define CONTEXT_ABI   2u                    /* 2: warnings, untracked, counting_alloc appended */
 /* Registry field naming the state's context (a light userdata). */
 #define CONTEXT_REGISTRY_KEY "nsalloc.lua.context"
 
@@ -41,12 +41,26 @@ struct nsalloc_lua_context_s {
   /* The maker copy's functions (a context may be used by other copies). */
   void (*heap_stats)(const nsalloc_heap_t *heap, nsalloc_stats_t *out);
   const char *copy_prefix;
+  /* The warning handler's state (state.c). It lives here, not in a Lua
+   * object, so no Lua code (debug.getregistry) can free it under the handler;
+   * the context outlives every warning, the last of which lua_close emits
+   * before it frees the main block. Only the maker copy reads it. */
+  int warnings;
+  bool untracked;           /* the state runs on lua_alloc_untracked */
+  lua_Alloc counting_alloc; /* the maker copy's nsalloc_lua_alloc, for nsalloc_lua_track */
 };
 
 /* Does `ctx` look like a live context of this layout? (ctx must be readable.) */
 static inline bool context_is_valid(const nsalloc_lua_context_t *ctx) {
   return ctx && ctx->magic == CONTEXT_MAGIC && ctx->abi == CONTEXT_ABI;
 }
+
+/* context.c: start the accounting at Lua's own count of the bytes in use
+ * (blocks allocated before, possibly by another allocator, then balance). */
+void context_start_count(nsalloc_lua_context_t *ctx, lua_State *L);
+
+/* lua_alloc.c: the allocator of untracked states (no limits, no counting). */
+void *lua_alloc_untracked(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* state.c: record the state's context in its registry; false when memory ran
  * out or the state already runs on a context. state_prepare also gives a new state the handlers

@@ -28,11 +28,13 @@ static inline nsalloc_lua_type_t type_of(size_t code) {
 
 /* lua_newstate's first block (type "thread": the main thread and the global
  * state) is the one lua_close frees last: everything else is gone by then, so
- * the heap goes wholesale. */
-static void context_close(nsalloc_lua_context_t *ctx) {
+ * the heap goes wholesale. An adopted state's main block is the previous
+ * allocator's, and goes back to it. */
+static void context_close(nsalloc_lua_context_t *ctx, void *main_block, size_t size) {
   nsalloc_heap_destroy(ctx->heap);
   ctx->heap = NULL;
   ctx->main_block = NULL;
+  if (ctx->previous) ctx->previous(ctx->previous_ud, main_block, size, 0);
   if (ctx->owned_by_state) nsalloc_lua_context_delete(ctx);
 }
 
@@ -101,7 +103,7 @@ static __attribute__((noinline)) void *release(nsalloc_lua_context_t *ctx, void 
   if (ptr) {
     ctx->in_use -= osize;
     if (unlikely(ptr == ctx->main_block))
-      context_close(ctx);
+      context_close(ctx, ptr, osize);
     else
       nsalloc_heap_free(ctx->heap, ptr);
   }
@@ -125,4 +127,37 @@ void *nsalloc_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   if (nsize == 0) return release(ud, ptr, osize);
   if (!ptr) return allocate(ud, osize, nsize);
   return resize(ud, ptr, osize, nsize);
+}
+
+/* Untracked states: only the heap, and the main block marker lua_close needs.
+ * nsalloc_lua_track switches a state to nsalloc_lua_alloc at any time: both
+ * serve the same heap. As above, each kind of request has its own function,
+ * so the dispatcher has no stack frame and allocation is a tail call. */
+static __attribute__((noinline)) void *release_untracked(nsalloc_lua_context_t *ctx, void *ptr,
+                                                         size_t osize) {
+  if (unlikely(ptr == ctx->main_block) && ptr)
+    context_close(ctx, ptr, osize);
+  else
+    nsalloc_heap_free(ctx->heap, ptr);
+  return NULL;
+}
+
+static __attribute__((noinline)) void *resize_untracked(nsalloc_lua_context_t *ctx, void *ptr,
+                                                        size_t osize, size_t nsize) {
+  void *p = nsalloc_heap_realloc(ctx->heap, ptr, nsize);
+  return likely(p != NULL) || nsize > osize ? p : ptr; /* a shrink never fails */
+}
+
+/* lua_newstate's first request: the main block. */
+static __attribute__((noinline)) void *allocate_main_block(nsalloc_lua_context_t *ctx,
+                                                           size_t nsize) {
+  return ctx->main_block = nsalloc_heap_malloc(ctx->heap, nsize);
+}
+
+void *lua_alloc_untracked(void *ud, void *ptr, size_t osize, size_t nsize) {
+  nsalloc_lua_context_t *ctx = ud;
+  if (nsize == 0) return release_untracked(ctx, ptr, osize);
+  if (ptr) return resize_untracked(ctx, ptr, osize, nsize);
+  if (unlikely(!ctx->main_block)) return allocate_main_block(ctx, nsize);
+  return nsalloc_heap_malloc(ctx->heap, nsize);
 }

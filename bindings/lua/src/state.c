@@ -17,14 +17,14 @@ static int on_panic(lua_State *L) {
   return 0; /* Lua aborts */
 }
 
-/* Warnings: control messages start with '@'; a message may come in pieces
- * (to_continue set on all but the last). The state keeps the on/off switch
- * and whether a message is half printed in the handler's ud. */
+/* Warnings: control messages are one-piece messages starting with '@'; a message may come in pieces
+ * (to_continue set on all but the last). The context (the handler's ud) keeps
+ * the on/off switch and whether a message is half printed. */
 enum warn_state { WARN_OFF = 0, WARN_ON, WARN_CONTINUING };
 
 static void on_warning(void *ud, const char *piece, int to_continue) {
-  enum warn_state *state = ud;
-  if (*state != WARN_CONTINUING && piece[0] == '@') {
+  int *state = &((nsalloc_lua_context_t *)ud)->warnings;
+  if (*state != WARN_CONTINUING && !to_continue && piece[0] == '@') {
     if (strcmp(piece, "@on") == 0)
       *state = WARN_ON;
     else if (strcmp(piece, "@off") == 0)
@@ -40,14 +40,6 @@ static void on_warning(void *ud, const char *piece, int to_continue) {
     fputc('\n', stderr);
     *state = WARN_ON;
   }
-}
-
-static int install_warnings(lua_State *L) {
-  enum warn_state *warnings = lua_newuserdatauv(L, sizeof(*warnings), 0);
-  *warnings = WARN_OFF;
-  lua_setfield(L, LUA_REGISTRYINDEX, "nsalloc.lua.warnings"); /* keeps it alive */
-  lua_setwarnf(L, on_warning, warnings);
-  return 0;
 }
 
 static int register_context(lua_State *L) {
@@ -72,5 +64,7 @@ bool state_register(lua_State *L, nsalloc_lua_context_t *ctx) {
 
 bool state_prepare(lua_State *L, nsalloc_lua_context_t *ctx) {
   lua_atpanic(L, on_panic);
-  return run_protected(L, install_warnings, NULL) && state_register(L, ctx);
+  ctx->warnings = WARN_OFF;
+  lua_setwarnf(L, on_warning, ctx);
+  return state_register(L, ctx);
 }

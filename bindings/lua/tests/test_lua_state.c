@@ -177,6 +177,94 @@ static void test_stats_by_type(void) {
   nsalloc_lua_context_delete(ctx);
 }
 
+/* One state per context: a second newstate on a context with a live state,
+ * and a newstate on a context whose state was closed (its heap is gone), both
+ * return NULL; the first state is unharmed. */
+static void test_one_state_per_context(void) {
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(NULL);
+  lua_State *L = nsalloc_lua_context_newstate(ctx);
+  CHECK(L != NULL);
+  CHECK(nsalloc_lua_context_newstate(ctx) == NULL);
+  luaL_openlibs(L);
+  char out[64];
+  CHECK_EQ(run(L, "local t = {} for i = 1, 1000 do t[i] = 'v' .. i end return #t", out, sizeof out),
+           LUA_OK);
+  CHECK(strcmp(out, "1000") == 0);
+  lua_close(L);
+  CHECK(nsalloc_lua_context_newstate(ctx) == NULL);
+  CHECK_EQ(stats_of(ctx).in_use_bytes, 0);
+  nsalloc_lua_context_delete(ctx);
+  CHECK_EQ(copy_blocks(), 0);
+}
+
+/* The warning handler's state must be out of Lua's reach: a script that
+ * removes every registry entry the binding made and collects must leave the
+ * handler working, and its switches must not write into blocks that now hold
+ * other objects (strings of the size class the handler's state would have
+ * had: a write there breaks the collector's list or their contents). */
+static void test_warning_state_survives_registry_wipe(void) {
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(NULL);
+  lua_State *L = nsalloc_lua_context_newstate(ctx);
+  luaL_openlibs(L);
+  char out[64];
+  CHECK_EQ(
+      run(L,
+          "local reg = debug.getregistry()\n"
+          "for k in pairs(reg) do\n"
+          "  if type(k) == 'string' and k:find('^nsalloc') then reg[k] = nil end\n"
+          "end\n"
+          "collectgarbage() collectgarbage()\n"
+          "local keep = {}\n"
+          "for i = 1, 4000 do keep[i] = ('%0' .. (8 + i % 24) .. 'd'):format(i) end\n"
+          "for i = 1, 50 do warn('@on') warn('@off') end\n"
+          "collectgarbage()\n"
+          "for i = 1, 4000 do\n"
+          "  if keep[i] ~= ('%0' .. (8 + i % 24) .. 'd'):format(i) then return 'lost ' .. i end\n"
+          "end\n"
+          "return 'intact'",
+          out, sizeof out),
+      LUA_OK);
+  CHECK(strcmp(out, "intact") == 0);
+  lua_close(L);
+  nsalloc_lua_context_delete(ctx);
+}
+
+/* An untracked state counts nothing until nsalloc_lua_track; then it counts
+ * from Lua's own figure, and limits apply. A limit makes a context tracked. */
+static void test_untracked_until_tracked(void) {
+  nsalloc_lua_context_t *limited =
+      nsalloc_lua_context_new(&(nsalloc_lua_options_t){.untracked = true, .memory_limit = 1 << 20});
+  CHECK(stats_of(limited).tracked);
+  nsalloc_lua_context_delete(limited);
+
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(&(nsalloc_lua_options_t){.untracked = true});
+  lua_State *L = nsalloc_lua_context_newstate(ctx);
+  luaL_openlibs(L);
+  char out[64];
+  CHECK_EQ(run(L, "t = {} for i = 1, 5000 do t[i] = 'u' .. i end return #t", out, sizeof out),
+           LUA_OK);
+  nsalloc_lua_stats_t untracked = stats_of(ctx);
+  CHECK(!untracked.tracked);
+  CHECK_EQ(untracked.in_use_bytes, 0);
+  CHECK_EQ(untracked.allocations, 0);
+  CHECK(untracked.heap_bytes > 5000 * 16);
+  CHECK(nsalloc_lua_track(L));
+  size_t lua_count = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+  CHECK(stats_of(ctx).tracked);
+  CHECK_EQ(stats_of(ctx).in_use_bytes, lua_count);
+  nsalloc_lua_context_set_limit(ctx, lua_count + (256 << 10));
+  CHECK_EQ(run(L, "return select(2, pcall(string.rep, 'x', 1 << 20))", out, sizeof out), LUA_OK);
+  CHECK(strcmp(out, "not enough memory") == 0);
+  CHECK_EQ(run(L, "t = nil collectgarbage() return 'freed'", out, sizeof out), LUA_OK);
+  lua_count = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+  CHECK_EQ(stats_of(ctx).in_use_bytes, lua_count); /* frees of blocks made before balance */
+  lua_close(L);
+  CHECK_EQ(stats_of(ctx).in_use_bytes, 0);
+  CHECK_EQ(stats_of(ctx).heap_bytes, 0);
+  nsalloc_lua_context_delete(ctx);
+  CHECK_EQ(copy_blocks(), 0);
+}
+
 int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_limit_error_is_catchable_and_state_goes_on),
@@ -184,6 +272,9 @@ int main(int argc, char **argv) {
       TEST(test_newstate_below_its_own_size),
       TEST(test_context_of),
       TEST(test_stats_by_type),
+      TEST(test_one_state_per_context),
+      TEST(test_warning_state_survives_registry_wipe),
+      TEST(test_untracked_until_tracked),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }

@@ -140,6 +140,15 @@ static void *run_step(void *arg) {
   return NULL;
 }
 
+/* After lua_close: nothing left in the context's count or heap. */
+static void delete_closed_context(nsalloc_lua_context_t *ctx) {
+  nsalloc_lua_stats_t stats;
+  nsalloc_lua_context_stats(ctx, &stats);
+  CHECK_EQ(stats.in_use_bytes, 0);
+  CHECK_EQ(stats.heap_bytes, 0);
+  nsalloc_lua_context_delete(ctx);
+}
+
 static void test_state_moves_between_threads(void) {
   handover_t handover = {.ctx = nsalloc_lua_context_new(NULL)};
   handover.L = new_state(handover.ctx);
@@ -149,17 +158,52 @@ static void test_state_moves_between_threads(void) {
     pthread_join(thread, NULL);
     CHECK(handover.ok);
   }
-  nsalloc_lua_stats_t stats;
-  nsalloc_lua_context_stats(handover.ctx, &stats);
-  CHECK_EQ(stats.in_use_bytes, 0);
-  CHECK_EQ(stats.heap_bytes, 0);
-  nsalloc_lua_context_delete(handover.ctx);
+  delete_closed_context(handover.ctx);
+}
+
+/* A state created on a thread that then exits, and closed (on another
+ * thread) after a second state lived and died on a third thread: the first
+ * state's heap outlives its thread, and its close must not touch what the
+ * second state's heap left behind. */
+static void *create_and_run(void *arg) {
+  handover_t *handover = arg;
+  handover->ctx = nsalloc_lua_context_new(&(nsalloc_lua_options_t){.memory_limit = STATE_LIMIT});
+  handover->L = new_state(handover->ctx);
+  handover->ok = run_workload(handover->L, 1) == expected[0];
+  return NULL;
+}
+
+static void *live_and_die(void *arg) {
+  (void)arg;
+  lua_State *L = new_state(NULL);
+  intptr_t failed = run_workload(L, 2) != expected[1];
+  lua_close(L);
+  return (void *)failed;
+}
+
+static void test_state_outlives_its_thread(void) {
+  compute_expected();
+  for (int round = 0; round < 3; round++) {
+    handover_t first = {0};
+    pthread_t thread;
+    CHECK_EQ(pthread_create(&thread, NULL, create_and_run, &first), 0);
+    pthread_join(thread, NULL);
+    CHECK(first.ok);
+    void *failed;
+    CHECK_EQ(pthread_create(&thread, NULL, live_and_die, NULL), 0);
+    pthread_join(thread, &failed);
+    CHECK_EQ((intptr_t)failed, 0);
+    CHECK_EQ(run_workload(first.L, 3), expected[2]); /* this thread takes the state over */
+    lua_close(first.L);
+    delete_closed_context(first.ctx);
+  }
 }
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_many_states_on_many_threads),
       TEST(test_state_moves_between_threads),
+      TEST(test_state_outlives_its_thread),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }

@@ -5,8 +5,9 @@ local tmp = os.tmpname()
 local failures = 0
 
 -- Runs `host ARGS` through the shell; returns exit code, stdout, stderr.
-local function run(args, stdin)
-  local command = host .. " " .. args .. " >" .. tmp .. ".out 2>" .. tmp .. ".err"
+local function run(args, stdin, env)
+  local command = (env and "env " .. env .. " " or "") .. host .. " " .. args .. " >" .. tmp ..
+                  ".out 2>" .. tmp .. ".err"
   if stdin then command = "printf '%s' '" .. stdin .. "' | " .. command end
   local _, how, code = os.execute(command)
   local function slurp(path)
@@ -18,8 +19,8 @@ local function run(args, stdin)
   return how == "exit" and code or 128 + code, slurp(tmp .. ".out"), slurp(tmp .. ".err")
 end
 
-local function expect(name, args, want, stdin)
-  local code, out, err = run(args, stdin)
+local function expect(name, args, want, stdin, env)
+  local code, out, err = run(args, stdin, env)
   local problems = {}
   if want.code and code ~= want.code then problems[#problems + 1] = "exit " .. code end
   if want.out and out ~= want.out then problems[#problems + 1] = "stdout " .. string.format("%q", out) end
@@ -66,9 +67,29 @@ expect("--alloc=system", "--alloc=system -e 'print(#(\"a\"):rep(10))'", {code = 
 expect("--alloc=system refuses --limit", "--alloc=system --limit=1M -e ''",
        {code = 1, err = {"--limit needs"}})
 expect("bad limit", "--limit=12Q -e ''", {code = 1, err = {"bad byte count"}})
-expect("unknown option", "--frobnicate", {code = 1, err = {"unknown option", "usage:"}})
-expect("-e without chunk", "-e", {code = 1, err = {"missing chunk"}})
-expect("--version", "-v", {code = 0, out = nil, err = {}})
+expect("unknown option", "--frobnicate", {code = 1, err = {"unrecognized option '--frobnicate'", "usage:"}})
+expect("options are whole arguments", "-iv", {code = 1, err = {"unrecognized option '-iv'"}})
+expect("-h is lua5.4's: unknown", "-h", {code = 1, err = {"unrecognized option '-h'"}})
+expect("-e without chunk", "-e", {code = 1, err = {"'-e' needs argument"}})
+expect("-l without module", "-l", {code = 1, err = {"'-l' needs argument"}})
+expect("-v", "-v", {code = 0, out = "Lua 5.4.4  Copyright (C) 1994-2022 Lua.org, PUC-Rio\n"})
+expect("--version", "--version", {code = 0, err = {}})
+expect("--help", "--help", {code = 0})
+expect("-l mod and -l g=mod", "-l string '-lm=math' -e 'print(string == m and 1, m == math)'",
+       {code = 0, out = "false\ttrue\n"})
+expect("-l error", "-l no_such_module_x", {code = 1, err = {"module 'no_such_module_x' not found"}})
+expect("LUA_INIT", "-e 'print(X)'", {code = 0, out = "7\n"}, nil, "LUA_INIT='X = 7'")
+expect("LUA_INIT_5_4 first", "-e 'print(X)'", {code = 0, out = "8\n"}, nil,
+       "LUA_INIT='X = 7' LUA_INIT_5_4='X = 8'")
+expect("LUA_INIT error", "-e ''", {code = 1, err = {"LUA_INIT:1: init failed"}}, nil,
+       "LUA_INIT='error(\"init failed\")'")
+expect("-E ignores LUA_INIT and LUA_PATH", "-E -e 'print(X, package.path:find(\"nowhere\"))'",
+       {code = 0, out = "nil\tnil\n"}, nil, "LUA_INIT='X = 7' LUA_PATH='nowhere/?.lua'")
+expect("generational GC, as lua5.4", "-e 'print(collectgarbage(\"incremental\"))'",
+       {code = 0, out = "generational\n"})
+-- readline echoes the line when standard input is not a terminal (so does lua5.4)
+expect("-i on a pipe", "-i", {code = 0, out = "Lua 5.4.4  Copyright (C) 1994-2022 Lua.org, PUC-Rio\n" ..
+                                         "> 1 + 2\n3\n> \n"}, "1 + 2\n")
 expect("warnings: off by default", "-e 'warn(\"hidden\")'", {code = 0, out = ""})
 expect("warnings: -W", "-W -e 'warn(\"shown\", \" in pieces\")'", {code = 0, err = {"Lua warning: shown in pieces"}})
 
