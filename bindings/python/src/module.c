@@ -53,7 +53,8 @@ static bool mask_from_names(PyObject *names, unsigned *mask) {
     *mask = id < 0 ? 0 : PYALLOC_DOMAIN_BIT(id);
     return id >= 0;
   }
-  PyObject *sequence = PySequence_Fast(names, "domains must be a domain name or a sequence of them");
+  PyObject *sequence =
+      PySequence_Fast(names, "domains must be a domain name or a sequence of them");
   if (!sequence) return false;
   *mask = 0;
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence); i++) {

@@ -96,18 +96,17 @@ static void hook_free(void *ctx, void *p) {
  * or under a wrapper that calls them (tracemalloc, debug hooks, failure
  * injection that is not failing): a fresh block tells, whatever is on top. */
 static bool serves(int id) {
-  void *p = NULL;
-  switch (id) {
-  case PYMEM_DOMAIN_RAW: p = PyMem_RawMalloc(1); break;
-  case PYMEM_DOMAIN_MEM: p = PyMem_Malloc(1); break;
-  case PYMEM_DOMAIN_OBJ: p = PyObject_Malloc(1); break;
-  }
+  static void *(*const api_malloc[PYALLOC_DOMAIN_COUNT])(size_t) = {
+      [PYMEM_DOMAIN_RAW] = PyMem_RawMalloc,
+      [PYMEM_DOMAIN_MEM] = PyMem_Malloc,
+      [PYMEM_DOMAIN_OBJ] = PyObject_Malloc};
+  static void (*const api_free[PYALLOC_DOMAIN_COUNT])(void *) = {[PYMEM_DOMAIN_RAW] = PyMem_RawFree,
+                                                                 [PYMEM_DOMAIN_MEM] = PyMem_Free,
+                                                                 [PYMEM_DOMAIN_OBJ] =
+                                                                     PyObject_Free};
+  void *p = api_malloc[id](1);
   bool ours = p && nsalloc_owns(p); /* also true for a block under a debug header */
-  switch (id) {
-  case PYMEM_DOMAIN_RAW: PyMem_RawFree(p); break;
-  case PYMEM_DOMAIN_MEM: PyMem_Free(p); break;
-  case PYMEM_DOMAIN_OBJ: PyObject_Free(p); break;
-  }
+  api_free[id](p);
   return ours;
 }
 
