@@ -10,6 +10,7 @@ Each program of bench/python/programs/ runs under
   mimalloc  PYTHONMALLOC=malloc, Debian's libmimalloc.so.2 preloaded
   jemalloc  PYTHONMALLOC=malloc, Debian's libjemalloc.so.2 preloaded
   nsalloc   nsalloc-python (nsalloc in every domain)
+  late      the plain interpreter, nsalloc.install() (the module) before the program
 and is measured three ways: whole-program instructions (callgrind, one run,
 deterministic: PYTHONHASHSEED=0), wall-clock time (median of --rounds runs,
 the allocators interleaved round by round) and peak RSS (/usr/bin/time -v,
@@ -35,7 +36,12 @@ PEERS = {"mimalloc": "libmimalloc.so.2", "jemalloc": "libjemalloc.so.2"}
 BASELINE = "pymalloc"
 
 
-def configurations(python, launcher):
+# The late-install arm: install, then run the program as python3 would.
+LATE_INSTALL = ("import nsalloc, runpy, sys; nsalloc.install(); del sys.argv[0]; "
+                "runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def configurations(python, launcher, modules):
     """{name: (command prefix, extra environment)}"""
     configs = {"pymalloc": ([python], {}), "glibc": ([python], {"PYTHONMALLOC": "malloc"})}
     for name, library in PEERS.items():
@@ -44,6 +50,7 @@ def configurations(python, launcher):
             sys.exit(f"run.py: {path} is missing (Debian package of {name})")
         configs[name] = ([python], {"PYTHONMALLOC": "malloc", "LD_PRELOAD": path})
     configs["nsalloc"] = ([launcher], {})
+    configs["late"] = ([python, "-c", LATE_INSTALL], {"PYTHONPATH": modules})
     return configs
 
 
@@ -105,7 +112,7 @@ def table(title, names, programs, cell, summary=None):
     return lines + [""]
 
 
-def report(names, programs, counts, wall, rss, rounds):
+def report(names, programs, counts, wall, rss, rounds, python):
     ratio = lambda metric, p, n: metric[p, n] / metric[p, BASELINE]
     peers = [n for n in names if n in PEERS]
     geo = {n: geomean([ratio(counts, p, n) for p in programs]) for n in names}
@@ -113,7 +120,7 @@ def report(names, programs, counts, wall, rss, rounds):
     out = [f"Measured {datetime.date.today().isoformat()} on {platform.machine()}, "
            f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average "
            f"{os.getloadavg()[0]:.1f} at the end; command: `bench/python/run.py "
-           f"--rounds {rounds}`.", ""]
+           f"--rounds {rounds} --python {python}`.", ""]
     out += table("Whole-program instructions, millions (callgrind; ratio to pymalloc)", names,
                  programs, lambda p, n: f"{counts[p, n] / 1e6:.0f} ({ratio(counts, p, n):.3f})",
                  "| **geometric mean ratio** | " + " | ".join(f"**{geo[n]:.3f}**" for n in names)
@@ -127,9 +134,13 @@ def report(names, programs, counts, wall, rss, rounds):
     behind = [f"{p} ({n})" for p in programs for n in peers
               if counts[p, "nsalloc"] >= counts[p, n]]
     over = [p for p in programs if ratio(rss, p, "nsalloc") > 1.10]
+    above = [f"{p} ({n})" for p in programs for n in ("nsalloc", "late")
+             if ratio(counts, p, n) > 1.0]
     out += ["Targets:", "",
             f"- instructions at or below pymalloc on the geometric mean: "
             f"{'met' if geo['nsalloc'] <= 1.0 else 'NOT met'} ({geo['nsalloc']:.3f})",
+            "- launcher and late install at or below pymalloc (instructions) on every program: "
+            + ("met" if not above else "NOT met: " + ", ".join(above)),
             "- fewer instructions than every preloaded peer on every program: "
             + ("met" if not behind else "NOT met: " + ", ".join(behind)),
             "- peak RSS no worse than pymalloc + 10%: "
@@ -150,6 +161,8 @@ def update_doc(path, text):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--launcher", required=True)
+    parser.add_argument("--modules", help="the directory of the nsalloc module "
+                        "(default: modules/ next to the launcher)")
     parser.add_argument("--python", help="the interpreter the launcher embeds "
                         "(default: the python3 on PATH)")
     parser.add_argument("--rounds", type=int, default=5)
@@ -162,9 +175,11 @@ def main():
         capture_output=True, text=True, check=True).stdout.strip()
     names = args.programs or sorted(f[:-3] for f in os.listdir(PROGRAMS_DIR) if f.endswith(".py"))
     programs = {name: os.path.join(PROGRAMS_DIR, name + ".py") for name in names}
-    configs = configurations(python, os.path.abspath(args.launcher))
+    launcher = os.path.abspath(args.launcher)
+    modules = args.modules or os.path.join(os.path.dirname(launcher), "modules")
+    configs = configurations(python, launcher, os.path.abspath(modules))
     names, counts, wall, rss = measure(configs, programs, args.rounds, args.jobs)
-    text = report(names, list(programs), counts, wall, rss, args.rounds)
+    text = report(names, list(programs), counts, wall, rss, args.rounds, python)
     print(text)
     if args.update_doc:
         update_doc(args.update_doc, text)

@@ -46,6 +46,26 @@ static long tracemalloc_stop_if_tracing(PyObject *tracemalloc) {
   return stopped ? frames : -1;
 }
 
+/* The domain mask named by `names`: one name, or a sequence of names. */
+static bool mask_from_names(PyObject *names, unsigned *mask) {
+  if (PyUnicode_Check(names)) { /* install("raw"), not the letters of "raw" */
+    int id = domain_from_name(names);
+    *mask = id < 0 ? 0 : PYALLOC_DOMAIN_BIT(id);
+    return id >= 0;
+  }
+  PyObject *sequence =
+      PySequence_Fast(names, "domains must be a domain name or a sequence of them");
+  if (!sequence) return false;
+  *mask = 0;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence); i++) {
+    int id = domain_from_name(PySequence_Fast_GET_ITEM(sequence, i));
+    if (id < 0) break;
+    *mask |= PYALLOC_DOMAIN_BIT(id);
+  }
+  Py_DECREF(sequence);
+  return !PyErr_Occurred();
+}
+
 static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs) {
   (void)module;
   static char *keywords[] = {"domains", "forward", NULL};
@@ -54,24 +74,19 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$p:install", keywords, &names, &forward))
     return NULL;
   unsigned mask = PYALLOC_ALL_DOMAINS;
-  if (names) {
-    PyObject *sequence = PySequence_Fast(names, "domains must be a sequence of domain names");
-    if (!sequence) return NULL;
-    mask = 0;
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(sequence); i++) {
-      int id = domain_from_name(PySequence_Fast_GET_ITEM(sequence, i));
-      if (id < 0) {
-        Py_DECREF(sequence);
-        return NULL;
-      }
-      mask |= PYALLOC_DOMAIN_BIT(id);
-    }
-    Py_DECREF(sequence);
-  }
+  if (names && !mask_from_names(names, &mask)) return NULL;
+  /* Everything that can refuse is checked before tracemalloc is touched:
+   * restarting it drops its traces. */
+  const char *error = pyalloc_plan(&mask, forward);
+  if (!error && mask && pyalloc_debug_hooks_on_top())
+    error = "CPython's debug hooks are installed (PYTHONMALLOC=debug, -X dev ...); a late install "
+            "under them is not supported: run nsalloc-python, which keeps them on top of its copy";
+  if (error) return PyErr_Format(PyExc_RuntimeError, "nsalloc.install: %s", error);
+  if (!mask) Py_RETURN_NONE; /* already installed everywhere asked */
   PyObject *tracemalloc = PyImport_ImportModule("_tracemalloc");
   if (!tracemalloc) return NULL;
   long frames = tracemalloc_stop_if_tracing(tracemalloc);
-  const char *error = frames < 0 ? NULL : pyalloc_install(mask, forward);
+  error = frames < 0 ? NULL : pyalloc_install(mask, forward);
   PyObject *restarted = frames > 0 ? PyObject_CallMethod(tracemalloc, "start", "l", frames) : NULL;
   Py_XDECREF(restarted);
   Py_DECREF(tracemalloc);
@@ -82,9 +97,10 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs) {
 
 static PyObject *installed(PyObject *module, PyObject *unused) {
   (void)module, (void)unused;
+  unsigned serving = pyalloc_serving();
   PyObject *names = PyList_New(0);
   for (int id = 0; names && id < PYALLOC_DOMAIN_COUNT; id++) {
-    if (!(pyalloc_installed() & PYALLOC_DOMAIN_BIT(id))) continue;
+    if (!(serving & PYALLOC_DOMAIN_BIT(id))) continue;
     PyObject *name = PyUnicode_FromString(pyalloc_domain_name((PyMemAllocatorDomain)id));
     if (!name || PyList_Append(names, name) < 0) Py_CLEAR(names);
     Py_XDECREF(name);
@@ -155,11 +171,15 @@ static PyObject *owns(PyObject *module, PyObject *address) {
 static PyMethodDef methods[] = {
     {"install", (PyCFunction)(void (*)(void))install, METH_VARARGS | METH_KEYWORDS,
      "install(domains=('raw', 'mem', 'obj'), *, forward=True)\n--\n\n"
-     "Install this module's private nsalloc copy into the given CPython allocator domains,\n"
-     "wrapping the current allocators: blocks allocated before are handed back to them.\n"
+     "Install this module's private nsalloc copy into the given CPython allocator domains\n"
+     "(a name or a sequence of names), wrapping the current allocators: blocks allocated\n"
+     "before are handed back to them. Domains already installed are left as they are.\n"
+     "Refused (RuntimeError) under CPython's debug hooks.\n"
      "forward=False hands every block to the copy (a diagnostic: foreign blocks then meet\n"
      "the copy's foreign policy, abort by default). Install once, early, from one thread."},
-    {"installed", installed, METH_NOARGS, "The domains this copy is installed in."},
+    {"installed", installed, METH_NOARGS,
+     "The domains this copy is installed in and still serves (a new block there comes from\n"
+     "the copy, whatever wraps it)."},
     {"stats", stats, METH_NOARGS,
      "Statistics: 'copy' (the whole private copy: bytes and blocks in use, peak page bytes,\n"
      "foreign pointers forwarded...) and per domain ('raw', 'mem', 'obj') the foreign\n"

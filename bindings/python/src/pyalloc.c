@@ -92,14 +92,46 @@ static void hook_free(void *ctx, void *p) {
 }
 
 /* ---- install -------------------------------------------------------------- */
-const char *pyalloc_install(unsigned domain_mask, bool route_foreign) {
-  if (domain_mask & ~PYALLOC_ALL_DOMAINS) return "unknown allocator domain";
-  if (!OBJECT_DOMAINS_HOOKABLE && (domain_mask & OBJECT_DOMAINS))
+/* Does domain `id` serve new blocks from this copy? Its hooks may be on top,
+ * or under a wrapper that calls them (tracemalloc, debug hooks, failure
+ * injection that is not failing): a fresh block tells, whatever is on top. */
+static bool serves(int id) {
+  static void *(*const api_malloc[PYALLOC_DOMAIN_COUNT])(size_t) = {
+      [PYMEM_DOMAIN_RAW] = PyMem_RawMalloc,
+      [PYMEM_DOMAIN_MEM] = PyMem_Malloc,
+      [PYMEM_DOMAIN_OBJ] = PyObject_Malloc};
+  static void (*const api_free[PYALLOC_DOMAIN_COUNT])(void *) = {[PYMEM_DOMAIN_RAW] = PyMem_RawFree,
+                                                                 [PYMEM_DOMAIN_MEM] = PyMem_Free,
+                                                                 [PYMEM_DOMAIN_OBJ] =
+                                                                     PyObject_Free};
+  void *p = api_malloc[id](1);
+  bool ours = p && nsalloc_owns(p); /* also true for a block under a debug header */
+  api_free[id](p);
+  return ours;
+}
+
+const char *pyalloc_plan(unsigned *domain_mask, bool route_foreign) {
+  unsigned mask = *domain_mask;
+  if (mask & ~PYALLOC_ALL_DOMAINS) return "unknown allocator domain";
+  if (!OBJECT_DOMAINS_HOOKABLE && (mask & OBJECT_DOMAINS))
     return "free-threaded CPython keeps the 'mem' and 'obj' domains on its own mimalloc "
            "(its garbage collector walks those heaps); only 'raw' can be installed";
-  if (domain_mask & installed_domains) return "a requested domain is already installed";
   if (installed_domains && route_foreign != routing_foreign)
     return "forward= must be the same for every install of a copy";
+  /* A domain is installed once (a second set of hooks would wrap the first
+   * and forward to itself); asking again is a no-op while the copy still
+   * serves it, e.g. a sitecustomize running in every subinterpreter. */
+  for (int id = 0; id < PYALLOC_DOMAIN_COUNT; id++)
+    if ((mask & installed_domains & PYALLOC_DOMAIN_BIT(id)) && !serves(id))
+      return "a requested domain was installed before and another allocator has replaced the "
+             "copy there; a copy installs into a domain only once";
+  *domain_mask = mask & ~installed_domains;
+  return NULL;
+}
+
+const char *pyalloc_install(unsigned domain_mask, bool route_foreign) {
+  const char *error = pyalloc_plan(&domain_mask, route_foreign);
+  if (error) return error;
   if (route_foreign && !routing_foreign) {
     const nsalloc_forward_t forward = {NULL, forward_free, forward_realloc, NULL};
     if (nsalloc_set_foreign_policy(NSALLOC_POLICY_FORWARD, &forward) != 0)
@@ -118,8 +150,32 @@ const char *pyalloc_install(unsigned domain_mask, bool route_foreign) {
   return NULL;
 }
 
-unsigned pyalloc_installed(void) {
-  return installed_domains;
+/* CPython's debug hooks (obmalloc.c) are one static struct of three
+ * debug_alloc_api_t {char api_id; PyMemAllocatorEx alloc;}, 'r', 'm', 'o',
+ * each domain's ctx pointing to its entry; MEM and OBJ share functions, RAW
+ * has its own. No other allocator has that shape (the copy's hooks share
+ * one function set across all three domains). Only the spacing of the ctx
+ * pointers is checked before they are read. */
+bool pyalloc_debug_hooks_on_top(void) {
+  typedef struct {
+    char api_id;
+    PyMemAllocatorEx alloc;
+  } debug_api_t;
+  PyMemAllocatorEx raw, mem, obj;
+  PyMem_GetAllocator(PYMEM_DOMAIN_RAW, &raw);
+  PyMem_GetAllocator(PYMEM_DOMAIN_MEM, &mem);
+  PyMem_GetAllocator(PYMEM_DOMAIN_OBJ, &obj);
+  const debug_api_t *apis = raw.ctx;
+  return apis && mem.ctx == apis + 1 && obj.ctx == apis + 2 && mem.malloc == obj.malloc &&
+         raw.malloc != mem.malloc && apis[0].api_id == 'r' && apis[1].api_id == 'm' &&
+         apis[2].api_id == 'o';
+}
+
+unsigned pyalloc_serving(void) {
+  unsigned mask = 0;
+  for (int id = 0; id < PYALLOC_DOMAIN_COUNT; id++)
+    if ((installed_domains & PYALLOC_DOMAIN_BIT(id)) && serves(id)) mask |= PYALLOC_DOMAIN_BIT(id);
+  return mask;
 }
 
 void pyalloc_domain_stats(PyMemAllocatorDomain id, pyalloc_domain_stats_t *out) {

@@ -31,17 +31,30 @@ typedef struct pyalloc_domain_stats_s {
 /* Lower-case domain name ("raw", "mem", "obj"); NULL for an unknown domain. */
 const char *pyalloc_domain_name(PyMemAllocatorDomain domain);
 
-/* Install the copy into every domain of `domains` (a PYALLOC_DOMAIN_BIT mask),
+/* Validate an install of `*domains` (a PYALLOC_DOMAIN_BIT mask) and drop
+ * from it the domains this copy already serves (installing again is a
+ * no-op). Touches no allocator. Returns NULL, or why the install would fail
+ * (e.g. a domain the copy was installed in and another allocator replaced). */
+const char *pyalloc_plan(unsigned *domains, bool route_foreign);
+
+/* Install the copy into every domain of `domains` not installed yet,
  * wrapping each domain's current allocator: blocks the copy does not own go
  * to that allocator with its saved ctx. With route_foreign false they meet
  * the copy's own foreign policy instead (abort unless NSALLOC_PY_OPTIONS
  * says otherwise: a diagnostic, the negative control of the tests); the
  * choice holds for the whole copy. Call with the GIL held, or before
- * initialisation. Returns NULL, or why nothing was installed. */
+ * initialisation. Returns NULL, or why nothing was installed (pyalloc_plan). */
 const char *pyalloc_install(unsigned domains, bool route_foreign);
 
-/* The PYALLOC_DOMAIN_BIT mask of installed domains. */
-unsigned pyalloc_installed(void);
+/* Are CPython's debug hooks (PYTHONMALLOC=debug, -X dev...) the allocator on
+ * top of every domain? A late install must not go under them: they hand out
+ * block + 2 words, and pymalloc beneath them allocates its large blocks from
+ * RAW, so a block of the copy would come back to it as an interior pointer. */
+bool pyalloc_debug_hooks_on_top(void);
+
+/* The PYALLOC_DOMAIN_BIT mask of domains installed whose new blocks still
+ * come from the copy (with the GIL held, after initialisation). */
+unsigned pyalloc_serving(void);
 
 void pyalloc_domain_stats(PyMemAllocatorDomain domain, pyalloc_domain_stats_t *out);
 

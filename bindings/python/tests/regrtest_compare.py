@@ -1,12 +1,14 @@
-"""Run CPython's own regression tests under nsalloc-python and under the plain
-interpreter it embeds, and compare the outcome of every test case.
+"""Run CPython's own regression tests three ways - under the plain interpreter,
+under nsalloc-python, and under the plain interpreter with the module
+installed while it starts (late_install/sitecustomize.py) - and compare the
+outcome of every test case with the plain run.
 
     regrtest_compare.py TEST [TEST ...]      (e.g. test_dict test_capi)
 
-Passes when both runs report the same set of failing test cases (a case that
-fails identically under both, e.g. because of the machine, is listed) and the
-launcher run produced results at all. The only cases allowed to differ are
-the EXPECTED_DIFFERENCES below: they assert that pymalloc is the allocator.
+Passes when every run reports the same set of failing test cases as the plain
+one (a case that fails identically under all is listed) and the same number
+of cases. The only cases allowed to differ are the EXPECTED_DIFFERENCES
+below: they assert that pymalloc is the allocator.
 """
 import importlib.util
 import os
@@ -15,23 +17,36 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ElementTree
 
-from support import LAUNCHER, child_env
+from support import LAUNCHER, MODULES_DIR, TESTS_DIR, child_env
 
 TIMEOUT = 600
 SKIPPED = 77  # the ctest SKIP_RETURN_CODE
 
-# Cases that check pymalloc itself, which nsalloc-python replaces on purpose.
+BASELINE = "python3"
+# label: (interpreter, extra environment)
+RUNS = {
+    BASELINE: (sys.executable, {}),
+    "nsalloc-python": (LAUNCHER, {}),
+    "late install": (sys.executable, {"PYTHONPATH": os.pathsep.join(
+        [os.path.join(TESTS_DIR, "late_install"), MODULES_DIR, TESTS_DIR])}),
+}
+# Per run, the cases that check pymalloc itself, which the copy replaces on
+# purpose.
 EXPECTED_DIFFERENCES = {
-    "test.test_sys.SysModuleTest.test_debugmallocstats":
-        "sys._debugmallocstats() prints pymalloc's arenas ('Small block threshold')",
-    "test.test_sys.SysModuleTest.test_getallocatedblocks":
-        "sys.getallocatedblocks() counts pymalloc's blocks: 0 when pymalloc is unused",
+    "nsalloc-python": {
+        "test.test_sys.SysModuleTest.test_debugmallocstats":
+            "sys._debugmallocstats() prints pymalloc's arenas ('Small block threshold')",
+        "test.test_sys.SysModuleTest.test_getallocatedblocks":
+            "sys.getallocatedblocks() counts pymalloc's blocks: 0 when pymalloc is unused",
+    },
+    "late install": {},
 }
 
 
-def start(interpreter, tests, report):
+def start(run, tests, report):
+    interpreter, extra = RUNS[run]
     command = [interpreter, "-m", "test", "--timeout", "300", "--junit-xml", report, *tests]
-    return subprocess.Popen(command, env=child_env(), stdout=subprocess.PIPE,
+    return subprocess.Popen(command, env=child_env(extra), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
 
 
@@ -56,44 +71,52 @@ def summary(label, result):
 
 
 def main(tests):
-    missing = [test for test in tests if importlib.util.find_spec("test." + test) is None]
+    missing = [test for test in tests
+               if importlib.util.find_spec("test." + test.split(".")[0]) is None]
     if missing:  # e.g. Debian's libpython3.11-testsuite does not ship test_capi
         print(f"skipped: not installed for {sys.executable}: {', '.join(missing)}")
         return SKIPPED
-    runs = {"python3": sys.executable, "nsalloc-python": LAUNCHER}
+    interpreter, extra = RUNS["late install"]
+    check = subprocess.run([interpreter, "-c", "import nsalloc; print(nsalloc.installed())"],
+                           env=child_env(extra), capture_output=True, text=True)
+    if check.stdout.strip() != "('raw', 'mem', 'obj')":
+        print(f"FAIL: the late-install run does not install the copy: {check}")
+        return 1
     with tempfile.TemporaryDirectory() as directory:
-        reports = {label: os.path.join(directory, label + ".xml") for label in runs}
-        processes = {label: start(interpreter, tests, reports[label])
-                     for label, interpreter in runs.items()}
-        logs = {label: process.communicate(timeout=TIMEOUT)[0]
-                for label, process in processes.items()}
+        reports = {run: os.path.join(directory, run.replace(" ", "_") + ".xml") for run in RUNS}
+        processes = {run: start(run, tests, reports[run]) for run in RUNS}
+        logs = {run: process.communicate(timeout=TIMEOUT)[0]
+                for run, process in processes.items()}
         if not all(os.path.exists(report) for report in reports.values()):
-            for label, log in logs.items():
-                print(f"---- {label} ----\n{log}")
+            for run, log in logs.items():
+                print(f"---- {run} ----\n{log}")
             print("FAIL: a run produced no report")
             return 1
-        results = {label: outcomes(report) for label, report in reports.items()}
-    plain, ours = results["python3"], results["nsalloc-python"]
-    for label, result in results.items():
-        print(summary(label, result))
-    failing = {label: {case for case, state in result.items() if state == "failed"}
-               for label, result in results.items()}
-    for case in sorted(failing["python3"] & failing["nsalloc-python"]):
-        print(f"fails identically under both interpreters: {case}")
-    for case in sorted(failing["nsalloc-python"] & EXPECTED_DIFFERENCES.keys()):
-        print(f"fails under nsalloc-python as expected: {case}: {EXPECTED_DIFFERENCES[case]}")
-    failing["nsalloc-python"] -= EXPECTED_DIFFERENCES.keys()
-    only_ours = sorted(failing["nsalloc-python"] - failing["python3"])
-    only_plain = sorted(failing["python3"] - failing["nsalloc-python"])
-    for case in only_ours:
-        print(f"FAILS ONLY under nsalloc-python: {case}")
-    for case in only_plain:
-        print(f"fails only under python3: {case}")
-    if only_ours or only_plain or not ours or len(ours) != len(plain):
-        print(logs["nsalloc-python"])
+        results = {run: outcomes(report) for run, report in reports.items()}
+    for run, result in results.items():
+        print(summary(run, result))
+    failing = {run: {case for case, state in result.items() if state == "failed"}
+               for run, result in results.items()}
+    for case in sorted(set.intersection(*failing.values())):
+        print(f"fails identically under every run: {case}")
+    differ = False
+    for run in EXPECTED_DIFFERENCES:
+        expected = EXPECTED_DIFFERENCES[run]
+        for case in sorted(failing[run] & expected.keys()):
+            print(f"fails under {run} as expected: {case}: {expected[case]}")
+        ours = failing[run] - expected.keys()
+        for case in sorted(ours - failing[BASELINE]):
+            print(f"FAILS ONLY under {run}: {case}")
+        for case in sorted(failing[BASELINE] - ours - expected.keys()):
+            print(f"fails only under {BASELINE}, not under {run}: {case}")
+        if ours != failing[BASELINE] - expected.keys() or not results[run] or \
+                len(results[run]) != len(results[BASELINE]):
+            print(f"---- {run} ----\n{logs[run]}")
+            differ = True
+    if differ:
         print("FAIL: the runs differ")
         return 1
-    print("same outcome under both interpreters")
+    print("same outcome under every run")
     return 0
 
 

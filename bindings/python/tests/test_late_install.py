@@ -53,25 +53,70 @@ print(json.dumps(nsalloc.stats()))
     def test_install_arguments(self):
         out = check_ok(self, run("""
 import nsalloc
-for bad in (("bogus",), "raw", [1]):
+for bad in (("bogus",), "rawr", [1], 5):
     try:
         nsalloc.install(bad)
     except (ValueError, TypeError) as error:
-        print(type(error).__name__)
-nsalloc.install(["raw"])
-for domains, forward in ((("raw", "obj"), True), (("obj",), False)):
-    try:
-        nsalloc.install(domains, forward=forward)
-    except RuntimeError as error:
-        print(error)
-nsalloc.install(("obj",))
+        print(type(error).__name__, error)
+nsalloc.install("raw")                  # one name, not its letters
+print(nsalloc.installed())
+try:
+    nsalloc.install(("obj",), forward=False)
+except RuntimeError as error:
+    print(error)
+nsalloc.install(["raw", "obj"])         # raw already there: only obj is added
+nsalloc.install()
+nsalloc.install()                       # idempotent
 print(nsalloc.installed())
 """))
         self.assertEqual(out.splitlines(), [
-            "ValueError", "ValueError", "ValueError",
-            "nsalloc.install: a requested domain is already installed",
+            "ValueError unknown allocator domain 'bogus' (expected 'raw', 'mem' or 'obj')",
+            "ValueError unknown allocator domain 'rawr' (expected 'raw', 'mem' or 'obj')",
+            "ValueError unknown allocator domain 1 (expected 'raw', 'mem' or 'obj')",
+            "TypeError domains must be a domain name or a sequence of them",
+            "('raw',)",
             "nsalloc.install: forward= must be the same for every install of a copy",
-            "('raw', 'obj')"])
+            "('raw', 'mem', 'obj')"])
+
+    def test_install_in_every_subinterpreter(self):
+        # A sitecustomize calling install() runs again in each subinterpreter,
+        # which shares the process's allocators: a no-op there.
+        out = check_ok(self, run("""
+import _xxsubinterpreters as interpreters, nsalloc
+nsalloc.install()
+code = "import nsalloc; nsalloc.install(); assert nsalloc.installed() == ('raw', 'mem', 'obj')"
+for i in range(3):
+    interp = interpreters.create()
+    interpreters.run_string(interp, code)
+    interpreters.destroy(interp)
+print(nsalloc.installed())
+"""))
+        self.assertEqual(out.strip(), "('raw', 'mem', 'obj')")
+
+    def test_installed_drops_a_replaced_domain(self):
+        # Another allocator set on top without wrapping (the previous
+        # allocator taken back from under the copy): installed() no longer
+        # lists that domain, and installing there again is refused.
+        out = check_ok(self, run("""
+import ctypes, nsalloc
+from pymem import DOMAIN_IDS, PyMemAllocatorEx, top
+before = top("raw")
+nsalloc.install()
+after = top("raw")
+ctypes.pythonapi.PyMem_SetAllocator(ctypes.c_int(DOMAIN_IDS["raw"]), ctypes.byref(before))
+print(nsalloc.installed())
+try:
+    nsalloc.install()
+except RuntimeError as error:
+    print(error)
+ctypes.pythonapi.PyMem_SetAllocator(ctypes.c_int(DOMAIN_IDS["raw"]), ctypes.byref(after))
+print(nsalloc.installed())
+"""))
+        self.assertEqual(out.splitlines(), [
+            "('mem', 'obj')",
+            "nsalloc.install: a requested domain was installed before and another allocator has "
+            "replaced the copy there; a copy installs into a domain only once",
+            "('raw', 'mem', 'obj')"])
 
     def check_unrouted_block_is_caught(self, domain):
         result = run(PROLOGUE + f"""

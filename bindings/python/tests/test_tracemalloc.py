@@ -39,6 +39,25 @@ del early                                     # forwarded through the copy
 """ + TRACE_AND_STOP))
         self.assertEqual(out.strip(), "ok")
 
+    def test_refused_install_keeps_the_traces(self):
+        # install() restarts tracemalloc, which drops its traces: a call that
+        # refuses (or has nothing to do) must not get that far.
+        out = check_ok(self, run("""
+import tracemalloc, nsalloc
+tracemalloc.start()
+nsalloc.install(("raw",))
+early = [str(i) * 10 for i in range(1000)]
+for args, kwargs in (((("mem",),), {"forward": False}), ((("raw",),), {})):
+    try:
+        nsalloc.install(*args, **kwargs)
+    except RuntimeError as error:
+        print(error)
+    print(tracemalloc.get_object_traceback(early[-1]) is not None)
+"""))
+        self.assertEqual(out.splitlines(), [
+            "nsalloc.install: forward= must be the same for every install of a copy",
+            "True", "True"])
+
     def test_started_after_install(self):
         out = check_ok(self, run("""
 import tracemalloc, nsalloc
