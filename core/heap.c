@@ -12,8 +12,6 @@
  */
 #include "internal.h"
 
-#include <sys/mman.h>
-
 #define META_CHUNK ((size_t)64 * 1024)
 
 /* The heap of a thread that has not allocated yet: every bin is empty, so the
@@ -39,9 +37,8 @@ static heap_t *heap_descriptor_alloc(void) {
   }
   if (copy.heap_pool_used < HEAP_POOL) return &heap_pool[copy.heap_pool_used++];
   if (copy.meta_end - copy.meta_bump < (ptrdiff_t)sizeof(heap_t)) {
-    void *chunk =
-        mmap(NULL, META_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (chunk == MAP_FAILED) return NULL;
+    void *chunk = prim_map_aligned(META_CHUNK, OS_PAGE);
+    if (!chunk) return NULL;
     copy.meta_bump = chunk;
     copy.meta_end = copy.meta_bump + META_CHUNK;
   }
@@ -51,7 +48,7 @@ static heap_t *heap_descriptor_alloc(void) {
 }
 
 static heap_t *heap_create(uintptr_t owner) {
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   heap_t *heap = heap_descriptor_alloc();
   if (heap) {
     memset(heap, 0, sizeof(*heap));
@@ -63,21 +60,21 @@ static heap_t *heap_create(uintptr_t owner) {
     if (copy.heaps) copy.heaps->prev = heap;
     copy.heaps = heap;
   }
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
   return heap;
 }
 
 /* Re-tag the huge segments of `heap` as belonging to `to` (NULL: nobody). */
 static void heap_retag_huge(heap_t *heap, heap_t *to) {
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next)
     if (seg->kind == SEGMENT_HUGE && relaxed_load(&seg->heap) == heap)
       relaxed_store(&seg->heap, to);
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
 }
 
 static void heap_descriptor_free(heap_t *heap) {
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   if (heap->prev)
     heap->prev->next = heap->next;
   else
@@ -86,7 +83,7 @@ static void heap_descriptor_free(heap_t *heap) {
   heap->magic = 0;
   heap->next = copy.free_heaps;
   copy.free_heaps = heap;
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
 }
 
 static heap_t *heap_default(void) {
@@ -95,7 +92,7 @@ static heap_t *heap_default(void) {
   copy_init();
   heap = heap_create(thread_id());
   if (!heap) return NULL;
-  if (!relaxed_load(&copy.shut_down)) pthread_setspecific(copy.thread_key, heap);
+  if (!relaxed_load(&copy.shut_down)) prim_key_set(copy.thread_key, heap);
   tls_heap = heap;
   return heap;
 }
@@ -164,7 +161,7 @@ static void heap_purge_due(heap_t *heap, bool force) {
 }
 
 /* Thread exit: return what is free, hand the rest to the copy. Runs as the
- * copy's pthread key destructor, with the heap as the key's value. */
+ * copy's thread-exit key callback, with the heap as the key's value. */
 static void heap_abandon(heap_t *heap) {
   heap_collect_pages(heap, true);
   for (segment_t *seg = heap->segments, *next; seg; seg = next) {
@@ -301,12 +298,12 @@ void nsalloc_heap_destroy(nsalloc_heap_t *heap) {
   heap->segments = NULL;
   for (;;) { /* huge blocks: find one under the lock, free it outside */
     segment_t *huge = NULL;
-    pthread_mutex_lock(&copy.lock);
+    prim_lock(&copy.lock);
     for (segment_t *seg = copy.segments; seg && !huge; seg = seg->copy_next)
       if (seg->kind == SEGMENT_HUGE && relaxed_load(&seg->heap) == heap &&
           relaxed_load(&seg->pages[1].kind) == PAGE_HUGE)
         huge = seg;
-    pthread_mutex_unlock(&copy.lock);
+    prim_unlock(&copy.lock);
     if (!huge) break;
     segment_huge_free(huge);
   }

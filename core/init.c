@@ -19,41 +19,41 @@ __attribute__((used)) static const char id_record[] =
     " visibility=" ID_VISIBILITY " tls=" NSALLOC_TLS_NAME;
 
 static copy_state_t copy = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .once = PTHREAD_ONCE_INIT,
+    .lock = PRIM_LOCK_INIT,
+    .once = PRIM_ONCE_INIT,
 };
 
 /* fork() in a multi-threaded process: hold the copy's lock across it so the
  * child never inherits it locked by a thread that does not exist there. */
 static void fork_prepare(void) {
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
 }
 static void fork_parent(void) {
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
 }
 static void fork_child(void) {
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
 }
 
 static void copy_init_once(void) {
   options_init();
-  copy.key_live = pthread_key_create(&copy.thread_key, thread_done) == 0;
-  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  copy.key_live = prim_key_create(&copy.thread_key, thread_done);
+  prim_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 static void copy_init(void) {
-  pthread_once(&copy.once, copy_init_once);
+  prim_once(&copy.once, copy_init_once);
 }
 
 void nsalloc_shutdown(void) {
   if (atomic_exchange(&copy.shut_down, true)) return;
-  pthread_mutex_lock(&copy.lock);
-  if (copy.key_live) pthread_key_delete(copy.thread_key);
+  prim_lock(&copy.lock);
+  if (copy.key_live) prim_key_delete(copy.thread_key);
   copy.key_live = false;
   segment_t *cached = copy.cache;
   copy.cache = NULL;
   copy.cache_count = 0;
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
   while (cached) {
     segment_t *next = cached->list_next;
     segment_unmap(cached);
@@ -98,9 +98,9 @@ static void unload_collect_unused(segment_t **out) {
 void nsalloc_unload(void) {
   nsalloc_shutdown();
   segment_t *unused = NULL;
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   unload_collect_unused(&unused);
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
   while (unused) {
     segment_t *next = unused->list_next;
     segment_unmap(unused);

@@ -23,10 +23,10 @@
 #define NSALLOC_INTERNAL_H
 
 #include "nsalloc.h"
+#include "prim/prim.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -155,9 +155,14 @@ struct nsalloc_heap_s {
 /* The thread pointer is unique among live threads. It is an identity, never
  * storage: nothing is read or written through it. A thread's id can be reused
  * by a later thread only after the first exited, and exit abandons its
- * segments (owner := 0) first. */
+ * segments (owner := 0) first. On Windows x86-64 it is the TEB's self
+ * pointer (%gs:0x30), which has the same lifetime. */
 static inline uintptr_t thread_id(void) {
-#if defined(__x86_64__)
+#if defined(_WIN32) && defined(__x86_64__)
+  uintptr_t teb;
+  __asm__("mov %%gs:0x30, %0" : "=r"(teb));
+  return teb;
+#elif defined(__x86_64__)
   uintptr_t tp;
   __asm__("mov %%fs:0, %0" : "=r"(tp));
   return tp;
@@ -227,9 +232,9 @@ enum api_op {
 /* The copy's one global state. Each copy of the core has its own instance
  * (static storage in its own module): nothing here is shared between copies. */
 typedef struct copy_state_s {
-  pthread_mutex_t lock; /* segments, heaps, abandoned list, cache, metadata */
-  pthread_once_t once;
-  pthread_key_t thread_key;
+  prim_lock_t lock; /* segments, heaps, abandoned list, cache, metadata */
+  prim_once_t once;
+  prim_key_t thread_key;
   bool key_live;
   _Atomic(bool) shut_down;
   segment_t *segments;  /* every live segment (normal, huge, cached) */

@@ -8,6 +8,11 @@
  */
 #include "internal.h"
 
+#if defined(_WIN32)
+#include "prim/windows.c"
+#else
+#include "prim/unix.c"
+#endif
 #include "size_class.c"
 #include "os.c"
 #include "segment_map.c"

@@ -1,57 +1,36 @@
 /*
- * os.c - memory from the operating system (or from a host-supplied source).
+ * os.c - memory from the operating system (through the platform seam,
+ * prim/) or from a host-supplied source, with the copy's OS counters.
  */
 #include "internal.h"
-
-#include <sys/mman.h>
-#include <time.h>
-
-static void *os_map(size_t size) {
-  void *p =
-      mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return NULL;
-  atomic_fetch_add(&copy.os_maps, 1);
-  return p;
-}
-
-static void os_unmap(void *p, size_t size) {
-  munmap(p, size);
-  atomic_fetch_add(&copy.os_unmaps, 1);
-}
 
 /* `size` bytes aligned to `alignment` (a power of two >= OS_PAGE). */
 static void *os_alloc_aligned(size_t size, size_t alignment) {
   relaxed_store(&copy.os_used, true);
   if (copy.os_source.alloc) return copy.os_source.alloc(copy.os_source.ctx, size, alignment);
-  if (size > SIZE_MAX - alignment) return NULL;
-  /* Over-allocate, then trim the misaligned head and the unused tail. */
-  uint8_t *raw = os_map(size + alignment);
-  if (!raw) return NULL;
-  uint8_t *aligned = (uint8_t *)align_up((uintptr_t)raw, alignment);
-  size_t head = (size_t)(aligned - raw), tail = alignment - head;
-  if (head) munmap(raw, head);
-  if (tail) munmap(aligned + size, tail);
-  return aligned;
+  void *p = prim_map_aligned(size, alignment);
+  if (p) atomic_fetch_add(&copy.os_maps, 1);
+  return p;
 }
 
 static void os_free(void *p, size_t size) {
-  if (copy.os_source.alloc)
+  if (copy.os_source.alloc) {
     copy.os_source.free(copy.os_source.ctx, p, size);
-  else
-    os_unmap(p, size);
+    return;
+  }
+  prim_unmap(p, size);
+  atomic_fetch_add(&copy.os_unmaps, 1);
 }
 
-/* Give the physical pages back; the range stays mapped and reads as zero.
+/* Give the physical pages back; the range stays accessible and reads as zero.
  * Returns false when the memory cannot be purged (host-supplied source). */
 static bool os_purge(void *p, size_t size) {
   if (copy.os_source.alloc) return false;
-  madvise(p, size, MADV_DONTNEED);
+  prim_purge(p, size);
   atomic_fetch_add(&copy.purges, 1);
   return true;
 }
 
 static uint64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+  return prim_now_ms();
 }

@@ -49,7 +49,7 @@ static segment_t *segment_cache_take(size_t size, size_t alignment, enum segment
 /* A segment of `size` bytes aligned to `alignment`, header initialised,
  * registered with the copy; from the cache when possible. */
 static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kind kind) {
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   segment_t *seg = segment_cache_take(size, alignment, kind);
   if (seg) { /* re-initialise under the lock: the statistics walk reads headers */
     segment_t *next = seg->copy_next, *prev = seg->copy_prev;
@@ -59,19 +59,19 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
     seg->copy_next = next;
     seg->copy_prev = prev;
   }
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
   if (seg) return seg;
   seg = os_alloc_aligned(size, alignment);
   if (!seg) return NULL;
   segment_init_header(seg, size, kind, true);
   atomic_fetch_add(&copy.reserved, size);
   stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   seg->copy_next = copy.segments;
   if (copy.segments) copy.segments->copy_prev = seg;
   copy.segments = seg;
   segment_map_set(seg);
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
   return seg;
 }
 
@@ -111,14 +111,14 @@ static uint64_t segment_schedule_purge(segment_t *seg) {
 }
 
 static void segment_unmap(segment_t *seg) {
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   if (seg->copy_prev)
     seg->copy_prev->copy_next = seg->copy_next;
   else
     copy.segments = seg->copy_next;
   if (seg->copy_next) seg->copy_next->copy_prev = seg->copy_prev;
   segment_map_clear(seg);
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
   atomic_fetch_sub(&copy.reserved, seg->size);
   stats_committed(-(ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
   os_free(seg, seg->size);
@@ -128,10 +128,10 @@ static void segment_unmap(segment_t *seg) {
  * cache keeps the mapping; purged entries cost address space, not memory. */
 static void segment_cache_purge(bool force) {
   uint64_t now = force ? 0 : now_ms();
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   for (segment_t *seg = copy.cache; seg; seg = seg->list_next)
     segment_purge(seg, force, now);
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
 }
 
 /* An empty segment (no pages, on no heap list) goes to the cache or back to
@@ -140,7 +140,7 @@ static void segment_cache_purge(bool force) {
 static void segment_release(segment_t *seg) {
   relaxed_store(&seg->heap, NULL);
   seg->free_slices = SLICES_ALL;
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   bool cache = !relaxed_load(&copy.shut_down) &&
                copy.cache_count < (size_t)copy.options[NSALLOC_OPTION_SEGMENT_CACHE];
   if (cache) {
@@ -155,7 +155,7 @@ static void segment_release(segment_t *seg) {
         if (other->kind == SEGMENT_HUGE) segment_purge(other, true, 0);
     segment_schedule_purge(seg);
   }
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
   if (!cache) segment_unmap(seg);
 }
 
@@ -340,21 +340,21 @@ static void segment_abandon(segment_t *seg) {
   relaxed_store(&seg->heap, NULL);
   seg->heap_next = seg->heap_prev = NULL;
   segment_purge(seg, true, 0);
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   seg->list_next = copy.abandoned;
   copy.abandoned = seg;
   atomic_fetch_add(&copy.abandoned_count, 1);
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
 }
 
 static segment_t *segment_reclaim(void) {
   if (relaxed_load(&copy.abandoned_count) == 0) return NULL;
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   segment_t *seg = copy.abandoned;
   if (seg) {
     copy.abandoned = seg->list_next;
     atomic_fetch_sub(&copy.abandoned_count, 1);
   }
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
   return seg;
 }

@@ -42,12 +42,12 @@ static size_t stats_add_segment(nsalloc_stats_t *out, segment_t *seg) {
 void nsalloc_stats(nsalloc_stats_t *out) {
   copy_init();
   memset(out, 0, sizeof(*out));
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next)
     stats_add_segment(out, seg);
   for (heap_t *heap = copy.heaps; heap; heap = heap->next)
     out->heaps++;
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
   out->abandoned_segments = relaxed_load(&copy.abandoned_count);
   out->page_bytes = relaxed_load(&copy.page_bytes);
   out->peak_page_bytes = relaxed_load(&copy.peak_page_bytes);
@@ -72,14 +72,14 @@ void nsalloc_heap_stats(const nsalloc_heap_t *heap, nsalloc_stats_t *out) {
                             << SLICE_SHIFT;
     out->reserved_bytes += seg->size;
   }
-  pthread_mutex_lock(&copy.lock);
+  prim_lock(&copy.lock);
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next)
     if (seg->kind == SEGMENT_HUGE && relaxed_load(&seg->heap) == heap) {
       out->page_bytes += stats_add_segment(out, seg);
       out->committed_bytes += seg->size;
       out->reserved_bytes += seg->size;
     }
-  pthread_mutex_unlock(&copy.lock);
+  prim_unlock(&copy.lock);
   out->peak_page_bytes = out->page_bytes;
   out->heaps = 1;
 }

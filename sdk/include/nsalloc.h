@@ -31,7 +31,15 @@
 #define NSALLOC_STRINGIFY(x)  NSALLOC_STRINGIFY_(x)
 #define NSALLOC_PREFIX_STRING NSALLOC_STRINGIFY(NSALLOC_PREFIX)
 
-#if defined(NSALLOC_PRIVATE)
+#if defined(_WIN32)
+/* PE has no symbol interposition: an import names its DLL, so a private copy
+ * needs no visibility control; a DLL build exports the API explicitly. */
+#if defined(NSALLOC_BUILD_DLL) && !defined(NSALLOC_PRIVATE)
+#define NSALLOC_API __declspec(dllexport)
+#else
+#define NSALLOC_API
+#endif
+#elif defined(NSALLOC_PRIVATE)
 #define NSALLOC_API __attribute__((visibility("hidden")))
 #else
 #define NSALLOC_API __attribute__((visibility("default")))
