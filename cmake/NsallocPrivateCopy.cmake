@@ -16,10 +16,10 @@ endif()
 
 # Compile options and definitions selecting a TLS model (used by every target
 # that compiles the core, private copies and the libraries alike).
-function(nsalloc_tls_flags out_options out_name model)
-  if(WIN32) # GCC for mingw-w64 has one TLS scheme: emulated TLS (__emutls_get_address)
+function(nsalloc_tls_flags out_options out_definitions model)
+  if(WIN32) # GCC for mingw-w64 has one TLS scheme, emulated TLS (core/prim/prim.h)
     set(${out_options} "" PARENT_SCOPE)
-    set(${out_name} emutls PARENT_SCOPE)
+    set(${out_definitions} "" PARENT_SCOPE)
     return()
   endif()
   if(model STREQUAL "")
@@ -37,7 +37,13 @@ function(nsalloc_tls_flags out_options out_name model)
   else()
     message(FATAL_ERROR "nsalloc: unknown TLS model '${model}'")
   endif()
-  set(${out_name} ${model} PARENT_SCOPE)
+  # The copy names its TLS model itself (core/prim/prim.h); static TLS is an
+  # explicit opt-in it must know about.
+  if(model STREQUAL "initial-exec")
+    set(${out_definitions} NSALLOC_TLS_INITIAL_EXEC=1 PARENT_SCOPE)
+  else()
+    set(${out_definitions} "" PARENT_SCOPE)
+  endif()
 endfunction()
 
 function(nsalloc_add_private_copy target)
@@ -45,14 +51,14 @@ function(nsalloc_add_private_copy target)
   if(NOT ARG_PREFIX)
     message(FATAL_ERROR "nsalloc_add_private_copy(${target}): PREFIX is required")
   endif()
-  nsalloc_tls_flags(tls_options tls_name "${ARG_TLS_MODEL}")
+  nsalloc_tls_flags(tls_options tls_definitions "${ARG_TLS_MODEL}")
   target_sources(${target} PRIVATE ${NSALLOC_CORE_SOURCE})
   target_include_directories(${target} PRIVATE ${NSALLOC_INCLUDE_DIR})
   # The TLS flags apply to the whole target: they only change how its TLS
   # variables are reached, and one model per module is what the loader sees.
   target_compile_options(${target} PRIVATE ${tls_options})
   target_compile_definitions(${target} PRIVATE NSALLOC_PREFIX=${ARG_PREFIX} NSALLOC_PRIVATE=1
-                             NSALLOC_TLS_NAME="${tls_name}" ${ARG_DEFINITIONS})
+                             ${tls_definitions} ${ARG_DEFINITIONS})
   set_target_properties(${target} PROPERTIES C_VISIBILITY_PRESET hidden)
   find_package(Threads REQUIRED)
   target_link_libraries(${target} PRIVATE Threads::Threads)

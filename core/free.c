@@ -100,7 +100,7 @@ static noinline void free_slow_default(void *p, page_t *page) {
 
 void nsalloc_free(void *p) {
   page_t *page = live_block_page(p);
-  if (likely(page != NULL && relaxed_load(&page->owner) == thread_id()))
+  if (likely(page != NULL && relaxed_load(&page->owner) == prim_thread_id()))
     free_local(page, p);
   else
     free_slow_default(p, page);

@@ -20,7 +20,7 @@ static heap_t empty_heap = {.direct = {[0 ... DIRECT_COUNT - 1] = &unused_page}}
 
 /* This copy's own thread-local variable; the TLS model comes from the build
  * (TLSDESC in shared objects, initial-exec in the override library). */
-static _Thread_local heap_t *tls_heap = &empty_heap;
+static _Thread_local heap_t *tls_heap PRIM_TLS_ATTR = &empty_heap;
 
 /* Heap descriptors come first from a static pool, which goes away with the
  * module when it is unloaded (threads' default heaps are still registered
@@ -37,7 +37,7 @@ static heap_t *heap_descriptor_alloc(void) {
   }
   if (copy.heap_pool_used < HEAP_POOL) return &heap_pool[copy.heap_pool_used++];
   if (copy.meta_end - copy.meta_bump < (ptrdiff_t)sizeof(heap_t)) {
-    void *chunk = prim_map_aligned(META_CHUNK, OS_PAGE);
+    void *chunk = prim_map_aligned(align_up(META_CHUNK, os_page_size()), os_page_size());
     if (!chunk) return NULL;
     copy.meta_bump = chunk;
     copy.meta_end = copy.meta_bump + META_CHUNK;
@@ -90,9 +90,9 @@ static heap_t *heap_default(void) {
   heap_t *heap = tls_heap;
   if (likely(heap != &empty_heap)) return heap;
   copy_init();
-  heap = heap_create(thread_id());
+  heap = heap_create(prim_thread_id());
   if (!heap) return NULL;
-  if (!relaxed_load(&copy.shut_down)) prim_key_set(copy.thread_key, heap);
+  copy_thread_join(heap);
   tls_heap = heap;
   return heap;
 }
@@ -149,7 +149,7 @@ static void heap_collect_pages(heap_t *heap, bool force) {
 }
 
 static void heap_purge_due(heap_t *heap, bool force) {
-  uint64_t now = now_ms();
+  uint64_t now = prim_clock_ms();
   if (!force && (!heap->purge_at_ms || now < heap->purge_at_ms)) return;
   heap->purge_at_ms = 0;
   for (segment_t *seg = heap->segments; seg; seg = seg->heap_next) {
@@ -161,7 +161,7 @@ static void heap_purge_due(heap_t *heap, bool force) {
 }
 
 /* Thread exit: return what is free, hand the rest to the copy. Runs as the
- * copy's thread-exit key callback, with the heap as the key's value. */
+ * copy's pthread key destructor, with the heap as the key's value. */
 static void heap_abandon(heap_t *heap) {
   heap_collect_pages(heap, true);
   for (segment_t *seg = heap->segments, *next; seg; seg = next) {
@@ -232,6 +232,9 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
     errno = ENOMEM;
     return NULL;
   }
+  if (unlikely(heap->epoch != relaxed_load(&copy.epoch) || relaxed_load(&copy.shut_down)) &&
+      heap->owner != (uintptr_t)heap) /* a default heap from before a shutdown */
+    copy_thread_join(heap);
   heap_sweep_full_pages(heap, false);
   /* A due purge is looked for (a clock read) on every 64th slow path only. */
   if (heap->purge_at_ms && (++heap->slow_paths & 63) == 0) heap_purge_due(heap, false);

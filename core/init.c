@@ -4,19 +4,18 @@
  */
 #include "internal.h"
 
-#if defined(NSALLOC_PRIVATE)
-#define ID_VISIBILITY "hidden"
-#else
+#include <stdlib.h>
+
+#if defined(NSALLOC_EXPORTS) && !defined(NSALLOC_PRIVATE)
 #define ID_VISIBILITY "default"
-#endif
-#ifndef NSALLOC_TLS_NAME /* set by the build from the TLS model it selects */
-#define NSALLOC_TLS_NAME "global-dynamic"
+#else
+#define ID_VISIBILITY "hidden"
 #endif
 
 /* Identifies this copy in a binary, stripped or not (nsalloc-audit reads it). */
 __attribute__((used)) static const char id_record[] =
     "NSALLOC-ID:1 prefix=" NSALLOC_PREFIX_STRING " version=" NSALLOC_VERSION_STRING
-    " visibility=" ID_VISIBILITY " tls=" NSALLOC_TLS_NAME;
+    " visibility=" ID_VISIBILITY " tls=" PRIM_TLS_NAME;
 
 static copy_state_t copy = {
     .lock = PRIM_LOCK_INIT,
@@ -35,21 +34,70 @@ static void fork_child(void) {
   prim_unlock(&copy.lock);
 }
 
+/* Set when the process exits (an exit handler). At dlclose it is not set:
+ * a module's destructors run before the exit handlers it registered (glibc
+ * runs those from the module's own finaliser, after its destructors), and
+ * where the order were the other way round the destructor would take the
+ * conservative path below. */
+static _Atomic(bool) process_exiting;
+
+static void copy_at_exit(void) {
+  relaxed_store(&process_exiting, true);
+}
+
+/* Once per process image: what outlives a shutdown. */
 static void copy_init_once(void) {
   options_init();
-  copy.key_live = prim_key_create(&copy.thread_key, thread_done);
   prim_atfork(fork_prepare, fork_parent, fork_child);
+  atexit(copy_at_exit);
+}
+
+/* (Re)start the copy: a thread-exit key and a new epoch, so threads whose
+ * heaps predate a shutdown register with the new key (copy_thread_join).
+ * A copy shut down by its host (nsalloc_shutdown or nsalloc_unload) starts
+ * again when used: on musl dlclose never unloads, so a reload reuses the
+ * image. After the module's destructor it never does: the key's destructor
+ * would point into unmapped code. */
+static noinline void copy_start(void) {
+  prim_once(&copy.once, copy_init_once);
+  prim_lock(&copy.lock);
+  if (!relaxed_load(&copy.running) && !copy.unloaded) {
+    copy.key_live = prim_key_create(&copy.thread_key, thread_done);
+    relaxed_store(&copy.epoch, relaxed_load(&copy.epoch) + 1);
+    relaxed_store(&copy.shut_down, false);
+    atomic_store_explicit(&copy.running, true, memory_order_release);
+  }
+  prim_unlock(&copy.lock);
 }
 
 static void copy_init(void) {
-  prim_once(&copy.once, copy_init_once);
+  if (unlikely(!atomic_load_explicit(&copy.running, memory_order_acquire))) copy_start();
 }
 
-void nsalloc_shutdown(void) {
-  if (atomic_exchange(&copy.shut_down, true)) return;
+/* Make the calling thread's default heap known to the current thread-exit
+ * key, so its exit returns the heap's memory. */
+static void copy_thread_join(heap_t *heap) {
+  copy_init();
   prim_lock(&copy.lock);
+  if (copy.key_live) prim_key_set(copy.thread_key, heap);
+  heap->epoch = relaxed_load(&copy.epoch);
+  prim_unlock(&copy.lock);
+}
+
+/* Delete the thread-exit key (no later thread exit calls into this module)
+ * and unmap the cached segments. Static, and called by the destructor
+ * directly: with several exported copies of one prefix in a process, the
+ * public name may resolve to another copy. */
+static void copy_shutdown(void) {
+  prim_lock(&copy.lock);
+  if (!relaxed_load(&copy.running)) {
+    prim_unlock(&copy.lock);
+    return;
+  }
   if (copy.key_live) prim_key_delete(copy.thread_key);
   copy.key_live = false;
+  relaxed_store(&copy.running, false);
+  relaxed_store(&copy.shut_down, true);
   segment_t *cached = copy.cache;
   copy.cache = NULL;
   copy.cache_count = 0;
@@ -59,6 +107,10 @@ void nsalloc_shutdown(void) {
     segment_unmap(cached);
     cached = next;
   }
+}
+
+void nsalloc_shutdown(void) {
+  copy_shutdown();
 }
 
 /* Detach every segment without a live block from its heap (or from the
@@ -95,8 +147,9 @@ static void unload_collect_unused(segment_t **out) {
   }
 }
 
-void nsalloc_unload(void) {
-  nsalloc_shutdown();
+/* Return every segment without a live block (shutdown first). */
+static void copy_release_unused(void) {
+  copy_shutdown();
   segment_t *unused = NULL;
   prim_lock(&copy.lock);
   unload_collect_unused(&unused);
@@ -108,10 +161,24 @@ void nsalloc_unload(void) {
   }
 }
 
-/* Runs at dlclose() of the module holding this copy (and at exit): after it,
- * no thread-exit callback can reach this module's code. */
-__attribute__((destructor)) static void copy_unload(void) {
-  nsalloc_shutdown();
+void nsalloc_unload(void) {
+  copy_release_unused();
+}
+
+/* Runs at dlclose() of the module holding this copy, and at exit. At
+ * dlclose no thread may run the module's code any more (the host's
+ * contract), so the empty segments of every heap are returned, as
+ * nsalloc_unload() does: threads that outlive the module would otherwise
+ * keep them for good. At exit other threads may still be allocating from
+ * the copy, so only the key is deleted and the cache unmapped. */
+PRIM_MODULE_DESTRUCTOR static void copy_unload(void) {
+  if (relaxed_load(&process_exiting))
+    copy_shutdown();
+  else
+    copy_release_unused();
+  prim_lock(&copy.lock);
+  copy.unloaded = true;
+  prim_unlock(&copy.lock);
 }
 
 const char *nsalloc_version(void) {

@@ -22,6 +22,7 @@
 #ifndef NSALLOC_INTERNAL_H
 #define NSALLOC_INTERNAL_H
 
+#define NSALLOC_BUILDING_CORE 1 /* nsalloc.h: define the API hidden unless NSALLOC_EXPORTS */
 #include "nsalloc.h"
 #include "prim/prim.h"
 
@@ -148,30 +149,9 @@ struct nsalloc_heap_s {
   uint32_t slow_paths;          /* malloc slow paths taken (paces the purge check) */
   heap_t *next, *prev;          /* the copy's heap list */
   uint32_t magic;               /* HEAP_MAGIC while live: validates user handles */
+  uint32_t epoch;               /* copy.epoch when its thread joined the exit key */
 };
 #define HEAP_MAGIC 0x6e736870u
-
-/* ---- thread identity ------------------------------------------------------ */
-/* The thread pointer is unique among live threads. It is an identity, never
- * storage: nothing is read or written through it. A thread's id can be reused
- * by a later thread only after the first exited, and exit abandons its
- * segments (owner := 0) first. On Windows x86-64 it is the TEB's self
- * pointer (%gs:0x30), which has the same lifetime. */
-static inline uintptr_t thread_id(void) {
-#if defined(_WIN32) && defined(__x86_64__)
-  uintptr_t teb;
-  __asm__("mov %%gs:0x30, %0" : "=r"(teb));
-  return teb;
-#elif defined(__x86_64__)
-  uintptr_t tp;
-  __asm__("mov %%fs:0, %0" : "=r"(tp));
-  return tp;
-#elif defined(__aarch64__)
-  return (uintptr_t)__builtin_thread_pointer();
-#else
-  return (uintptr_t)pthread_self();
-#endif
-}
 
 #define relaxed_load(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define relaxed_store(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
@@ -236,9 +216,12 @@ typedef struct copy_state_s {
   prim_once_t once;
   prim_key_t thread_key;
   bool key_live;
-  _Atomic(bool) shut_down;
-  segment_t *segments;  /* every live segment (normal, huge, cached) */
-  segment_t *abandoned; /* segments of exited threads */
+  bool unloaded;           /* the module's destructor ran: never start again */
+  _Atomic(bool) running;   /* started (key live or failed), not shut down */
+  _Atomic(bool) shut_down; /* shut down: no segment cache */
+  _Atomic(uint32_t) epoch; /* starts so far; a heap registered in an older one re-joins */
+  segment_t *segments;     /* every live segment (normal, huge, cached) */
+  segment_t *abandoned;    /* segments of exited threads */
   _Atomic(size_t) abandoned_count;
   segment_t *cache; /* empty segments kept for reuse */
   size_t cache_count;
@@ -272,7 +255,7 @@ static size_t bin_for_alignment(size_t size, size_t alignment);
 static void *os_alloc_aligned(size_t size, size_t alignment);
 static void os_free(void *p, size_t size);
 static bool os_purge(void *p, size_t size);
-static uint64_t now_ms(void);
+static size_t os_page_size(void);
 /* segment_map.c */
 static void segment_map_set(segment_t *seg);
 static void segment_map_clear(segment_t *seg);
@@ -327,5 +310,6 @@ static void stats_page_bytes(ptrdiff_t delta);
 static void stats_committed(ptrdiff_t delta);
 /* init.c */
 static void copy_init(void);
+static void copy_thread_join(heap_t *heap);
 
 #endif /* NSALLOC_INTERNAL_H */

@@ -6,13 +6,21 @@
  * (see internal.h). The build also concatenates these files into the
  * amalgamation (nsalloc.c + nsalloc.h) for projects that do not use CMake.
  */
+/* POSIX and BSD declarations (mmap flags, madvise, clock_gettime) even under
+ * -std=c11: this must come before the first system header. */
+#if !defined(_WIN32) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE 1
+#endif
+
 #include "internal.h"
 
+/* The platform seam (prim/prim.h): one implementation per platform family. */
 #if defined(_WIN32)
 #include "prim/windows.c"
 #else
 #include "prim/unix.c"
 #endif
+
 #include "size_class.c"
 #include "os.c"
 #include "segment_map.c"

@@ -1,14 +1,38 @@
 /*
  * os.c - memory from the operating system (through the platform seam,
- * prim/) or from a host-supplied source, with the copy's OS counters.
+ * prim/prim.h) or from a host-supplied source; the clock.
+ *
+ * OS pages and OS_PAGE. OS_PAGE (4 KiB) is the core's own rounding and
+ * carving unit; the OS page size is read at run time and may be larger
+ * (16 KiB, 64 KiB). Every OS page size divides SLICE_SIZE for the default
+ * and larger segment shifts, so slices, segments and their alignment are
+ * whole OS pages. What needs the run-time size: mapping sizes are rounded up
+ * to it here, huge objects are rounded to it (so a cached huge segment can be
+ * purged whole), and a purge that does not cover whole OS pages
+ * is refused (returns false, the caller keeps the range resident) rather than
+ * rounded, since rounding would discard a neighbour's data.
  */
 #include "internal.h"
 
-/* `size` bytes aligned to `alignment` (a power of two >= OS_PAGE). */
+static _Atomic(size_t) os_page_cached;
+
+/* The OS page size (read once). */
+static size_t os_page_size(void) {
+  size_t size = relaxed_load(&os_page_cached);
+  if (unlikely(size == 0)) {
+    size = prim_page_size();
+    relaxed_store(&os_page_cached, size);
+  }
+  return size;
+}
+
+/* `size` bytes aligned to `alignment` (a power of two >= SEGMENT_SIZE). */
 static void *os_alloc_aligned(size_t size, size_t alignment) {
   relaxed_store(&copy.os_used, true);
   if (copy.os_source.alloc) return copy.os_source.alloc(copy.os_source.ctx, size, alignment);
-  void *p = prim_map_aligned(size, alignment);
+  size_t page = os_page_size();
+  if (size > SIZE_MAX - page) return NULL;
+  void *p = prim_map_aligned(align_up(size, page), alignment > page ? alignment : page);
   if (p) atomic_fetch_add(&copy.os_maps, 1);
   return p;
 }
@@ -18,19 +42,18 @@ static void os_free(void *p, size_t size) {
     copy.os_source.free(copy.os_source.ctx, p, size);
     return;
   }
-  prim_unmap(p, size);
+  prim_unmap(p, align_up(size, os_page_size()));
   atomic_fetch_add(&copy.os_unmaps, 1);
 }
 
-/* Give the physical pages back; the range stays accessible and reads as zero.
- * Returns false when the memory cannot be purged (host-supplied source). */
+/* Give the physical pages back; the range stays mapped (and reads as zero:
+ * PRIM_PURGE_ZEROES).
+ * Returns false when the memory is not purged: a host-supplied source, or a
+ * range that is not whole OS pages (a 32 KiB slice on a 64 KiB-page kernel). */
 static bool os_purge(void *p, size_t size) {
-  if (copy.os_source.alloc) return false;
-  prim_purge(p, size);
+  size_t mask = os_page_size() - 1;
+  if (copy.os_source.alloc || ((uintptr_t)p & mask) || (size & mask)) return false;
+  if (!prim_purge(p, size)) return false;
   atomic_fetch_add(&copy.purges, 1);
   return true;
-}
-
-static uint64_t now_ms(void) {
-  return prim_now_ms();
 }

@@ -46,10 +46,11 @@ EXPORT int posix_memalign(void **out, size_t alignment, size_t size) {
   return nsalloc_posix_memalign(out, alignment, size);
 }
 EXPORT void *valloc(size_t size) {
-  return nsalloc_memalign(OS_PAGE, size);
+  return nsalloc_memalign(os_page_size(), size);
 }
 EXPORT void *pvalloc(size_t size) {
-  return nsalloc_memalign(OS_PAGE, size ? align_up(size, OS_PAGE) : OS_PAGE);
+  size_t page = os_page_size();
+  return nsalloc_memalign(page, size ? align_up(size, page) : page);
 }
 EXPORT size_t malloc_usable_size(void *p) {
   return nsalloc_usable_size(p);

@@ -17,8 +17,6 @@
  */
 #include "internal.h"
 
-#include <sched.h>
-
 static void page_init(page_t *page, size_t block_size, size_t bin, uintptr_t owner) {
   size_t count = relaxed_load(&page->slice_count);
   page->free = page->local_free = NULL;
@@ -61,7 +59,7 @@ static void page_collect(page_t *page) {
   uintptr_t old = atomic_load_explicit(&page->thread_free, memory_order_acquire);
   while (old & TF_PTR_MASK) {
     if (old & TF_NOTIFYING) { /* a remote free is between its push and its notify */
-      sched_yield();
+      prim_yield();
       old = atomic_load_explicit(&page->thread_free, memory_order_acquire);
       continue;
     }

@@ -13,7 +13,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 static const char *op_name(enum api_op op) {
   static const char *const names[] = {
@@ -43,8 +42,7 @@ static void message(const char *format, ...) {
   } else {
     size_t length = strlen(line);
     line[length] = '\n';
-    if (write(STDERR_FILENO, line, length + 1) < 0) { /* nowhere left to report to */
-    }
+    prim_write_error(line, length + 1);
   }
 }
 

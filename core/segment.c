@@ -106,7 +106,7 @@ static uint64_t segment_schedule_purge(segment_t *seg) {
   if (delay == 0)
     segment_purge(seg, true, 0);
   else if (delay > 0 && seg->purge_at_ms == 0)
-    seg->purge_at_ms = now_ms() + (uint64_t)delay;
+    seg->purge_at_ms = prim_clock_ms() + (uint64_t)delay;
   return seg->purge_at_ms;
 }
 
@@ -127,7 +127,7 @@ static void segment_unmap(segment_t *seg) {
 /* Drop cached segments whose purge is due (all of them when forced). The
  * cache keeps the mapping; purged entries cost address space, not memory. */
 static void segment_cache_purge(bool force) {
-  uint64_t now = force ? 0 : now_ms();
+  uint64_t now = force ? 0 : prim_clock_ms();
   prim_lock(&copy.lock);
   for (segment_t *seg = copy.cache; seg; seg = seg->list_next)
     segment_purge(seg, force, now);
@@ -303,7 +303,7 @@ static void segment_drop(segment_t *seg) {
 static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
   size_t offset = alignment > SLICE_SIZE ? alignment : SLICE_SIZE;
   if (size > PTRDIFF_MAX - offset - SEGMENT_SIZE) return NULL;
-  size_t usable = align_up(size ? size : 1, OS_PAGE), total = offset + usable;
+  size_t usable = align_up(size ? size : 1, os_page_size()), total = offset + usable;
   segment_t *seg =
       segment_obtain(total, alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
   if (!seg) return NULL;

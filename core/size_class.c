@@ -34,5 +34,5 @@ size_t nsalloc_good_size(size_t size) {
   if (size <= MEDIUM_MAX) return bin_block_size(bin_of(size));
   if (size > PTRDIFF_MAX - SEGMENT_SIZE) return 0;
   if (size <= LARGE_MAX) return align_up(size, SLICE_SIZE);
-  return align_up(size, OS_PAGE);
+  return align_up(size, os_page_size()); /* huge: as segment_huge_alloc rounds */
 }

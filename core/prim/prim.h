@@ -1,22 +1,45 @@
 /*
- * prim.h - what the core needs from the operating system: the platform seam.
+ * prim.h - the platform seam: everything the core asks of the operating
+ * system, as one small interface. The core calls nothing else of the OS.
  *
- * One implementation is compiled into each copy (core/nsalloc.c picks
- * prim/unix.c or prim/windows.c), so everything here is `static` like the rest
- * of the core: two copies never share a lock, a once flag or a thread-exit key.
+ * One file per platform family implements it (core/nsalloc.c includes the
+ * right one right after internal.h, so the whole core stays one translation
+ * unit and every function here stays `static`):
+ *   prim/unix.c     Linux (glibc, musl), macOS, FreeBSD
+ *   prim/windows.c  Windows x86-64 (mingw-w64; tested under wine)
  *
- *   memory   prim_map_aligned: `size` bytes aligned to `alignment` (a power of
- *            two >= OS_PAGE), readable and writable, reading as zero, not
- *            resident until touched; prim_unmap returns a whole mapping;
- *            prim_purge gives a range's physical pages back while it stays
- *            accessible and reads as zero.
- *   clock    prim_now_ms: a monotonic clock in milliseconds.
- *   locks    prim_lock_t (PRIM_LOCK_INIT), prim_once_t (PRIM_ONCE_INIT).
- *   threads  a thread-exit key: prim_key_create(fn) makes fn(value) run when a
- *            thread that set a non-NULL value exits; after prim_key_delete no
- *            call of fn starts (the module may be unloaded next).
- *            prim_atfork registers fork handlers (no-op without fork).
- * The thread identity (thread_id) is in internal.h: it is on the fast path.
+ * Memory contract
+ *   - prim_map_aligned(size, alignment): `size` zero-filled read/write bytes
+ *     starting at a multiple of `alignment`. Both are multiples of
+ *     prim_page_size(); `alignment` is a power of two. The memory need not be
+ *     resident (or committed) until touched. NULL on failure.
+ *   - prim_unmap(p, size): the exact range one prim_map_aligned() returned.
+ *   - prim_purge(p, size): give the physical memory of whole OS pages back;
+ *     the range stays mapped and accessible. `p` and `size` are multiples of
+ *     prim_page_size(). Returns false when nothing was purged.
+ *     PRIM_PURGE_ZEROES is 1 when purged memory reads back as zero (so the
+ *     core may skip zeroing it), 0 when its contents are undefined.
+ *   - prim_page_size(): the OS page size, read at run time (4 KiB on x86-64;
+ *     4, 16 or 64 KiB on aarch64 kernels; 16 KiB on Apple silicon).
+ *
+ * Threads
+ *   - prim_thread_id(): an id unique among LIVE threads, cheap (the fast
+ *     paths compare it). It may be reused after a thread exits. Never 0.
+ *   - prim_lock_t, PRIM_LOCK_INIT: a static-initialisable mutex.
+ *   - prim_once_t, PRIM_ONCE_INIT, prim_once(): run a function once.
+ *   - prim_key_t: a thread-exit hook: prim_key_set(key, v) with v != NULL
+ *     makes the thread call the key's destructor with v when it exits.
+ *     prim_key_delete() stops any later call (needed before unloading).
+ *   - prim_atfork(): handlers around fork() (no-op where fork does not exist).
+ *   - prim_yield(): give the CPU to another thread (a short spin wait).
+ *
+ * Misc
+ *   - prim_clock_ms(): a monotonic clock in milliseconds.
+ *   - prim_write_error(text, length): best-effort write to the error stream.
+ *   - PRIM_TLS_ATTR, PRIM_TLS_NAME: the TLS model of the copy's own
+ *     thread-local variables and its name in the identification record.
+ *   - PRIM_MODULE_DESTRUCTOR: marks a function run when the module holding
+ *     the copy is unloaded (and at exit).
  */
 #ifndef NSALLOC_PRIM_H
 #define NSALLOC_PRIM_H
@@ -36,29 +59,57 @@
 typedef SRWLOCK prim_lock_t;
 typedef INIT_ONCE prim_once_t;
 typedef DWORD prim_key_t; /* an FLS index */
-#define PRIM_LOCK_INIT SRWLOCK_INIT
-#define PRIM_ONCE_INIT INIT_ONCE_STATIC_INIT
+#define PRIM_LOCK_INIT         SRWLOCK_INIT
+#define PRIM_ONCE_INIT         INIT_ONCE_STATIC_INIT
+#define PRIM_MODULE_DESTRUCTOR __attribute__((destructor)) /* run at DLL_PROCESS_DETACH */
 #else
 #include <pthread.h>
 typedef pthread_mutex_t prim_lock_t;
 typedef pthread_once_t prim_once_t;
 typedef pthread_key_t prim_key_t;
-#define PRIM_LOCK_INIT PTHREAD_MUTEX_INITIALIZER
-#define PRIM_ONCE_INIT PTHREAD_ONCE_INIT
+#define PRIM_LOCK_INIT         PTHREAD_MUTEX_INITIALIZER
+#define PRIM_ONCE_INIT         PTHREAD_ONCE_INIT
+#define PRIM_MODULE_DESTRUCTOR __attribute__((destructor))
 #endif
 
+/* The TLS model of the copy's thread-local variables, set on the variables
+ * themselves so the identification record (init.c) names it by construction,
+ * whatever -ftls-model the build passes: global-dynamic (dlopen-safe; TLS
+ * descriptors or the classic __tls_get_addr sequence, whichever dialect the
+ * compiler uses), or initial-exec when the build opts in to static TLS with
+ * NSALLOC_TLS_INITIAL_EXEC=1 (executables and modules loaded at startup). */
+#if defined(__ELF__) && defined(NSALLOC_TLS_INITIAL_EXEC) && NSALLOC_TLS_INITIAL_EXEC
+#define PRIM_TLS_ATTR __attribute__((tls_model("initial-exec")))
+#define PRIM_TLS_NAME "initial-exec"
+#elif defined(__ELF__)
+#define PRIM_TLS_ATTR __attribute__((tls_model("global-dynamic")))
+#define PRIM_TLS_NAME "global-dynamic"
+#elif defined(_WIN32) && defined(__GNUC__) && !defined(__clang__)
+/* GCC for mingw-w64 emulates TLS (__emutls_get_address, per module). */
+#define PRIM_TLS_ATTR
+#define PRIM_TLS_NAME "emutls"
+#else /* Mach-O and PE have one TLS mechanism each */
+#define PRIM_TLS_ATTR
+#define PRIM_TLS_NAME "native"
+#endif
+
+/* memory */
 static void *prim_map_aligned(size_t size, size_t alignment);
 static void prim_unmap(void *p, size_t size);
-static void prim_purge(void *p, size_t size);
-static uint64_t prim_now_ms(void);
-
-static void prim_lock(prim_lock_t *lock);
-static void prim_unlock(prim_lock_t *lock);
-static void prim_once(prim_once_t *once, void (*fn)(void));
-
-static bool prim_key_create(prim_key_t *key, void (*fn)(void *));
-static void prim_key_set(prim_key_t key, void *value);
+static bool prim_purge(void *p, size_t size);
+static size_t prim_page_size(void);
+/* threads */
+static inline uintptr_t prim_thread_id(void);
+static inline void prim_lock(prim_lock_t *lock);
+static inline void prim_unlock(prim_lock_t *lock);
+static void prim_once(prim_once_t *once, void (*init)(void));
+static bool prim_key_create(prim_key_t *key, void (*destructor)(void *));
 static void prim_key_delete(prim_key_t key);
+static void prim_key_set(prim_key_t key, void *value);
 static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+static void prim_yield(void);
+/* misc */
+static uint64_t prim_clock_ms(void);
+static void prim_write_error(const char *text, size_t length);
 
 #endif /* NSALLOC_PRIM_H */

@@ -1,63 +1,138 @@
 /*
- * prim/unix.c - the platform seam on Linux (and other POSIX systems):
- * mmap, madvise, clock_gettime and pthreads.
+ * unix.c - the platform seam (prim.h) for Linux (glibc and musl), macOS and
+ * FreeBSD. Only Linux is built and tested by CI; the macOS and FreeBSD paths
+ * are compile-checked (clang -target) and written to their documented
+ * behaviour, noted at each difference.
+ *
+ * Included by core/nsalloc.c right after internal.h; nsalloc.c defines
+ * _DEFAULT_SOURCE first, so mmap flags, madvise and clock_gettime are declared
+ * even under -std=c11.
  */
-#include "../internal.h"
-
+#include <sched.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
+
+#if !defined(MAP_ANONYMOUS) /* older macOS and BSD headers */
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+/* MAP_NORESERVE (no swap reservation for untouched memory) exists on Linux;
+ * FreeBSD has no such flag (it never reserves). */
+#if defined(MAP_NORESERVE)
+#define PRIM_MAP_FLAGS (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)
+#else
+#define PRIM_MAP_FLAGS (MAP_PRIVATE | MAP_ANONYMOUS)
+#endif
+
+/* Purged memory reads back as zero on every platform here: Linux drops the
+ * pages of a private anonymous mapping (MADV_DONTNEED); elsewhere the range is
+ * replaced by a fresh anonymous mapping (see prim_purge). */
+#define PRIM_PURGE_ZEROES 1
 
 static void *prim_map(size_t size) {
-  void *p =
-      mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, PRIM_MAP_FLAGS, -1, 0);
   return p == MAP_FAILED ? NULL : p;
-}
-
-static void *prim_map_aligned(size_t size, size_t alignment) {
-  if (size > SIZE_MAX - alignment) return NULL;
-  /* Over-allocate, then trim the misaligned head and the unused tail. */
-  uint8_t *raw = prim_map(size + alignment);
-  if (!raw) return NULL;
-  uint8_t *aligned = (uint8_t *)align_up((uintptr_t)raw, alignment);
-  size_t head = (size_t)(aligned - raw), tail = alignment - head;
-  if (head) munmap(raw, head);
-  if (tail) munmap(aligned + size, tail);
-  return aligned;
 }
 
 static void prim_unmap(void *p, size_t size) {
   munmap(p, size);
 }
 
-static void prim_purge(void *p, size_t size) {
-  madvise(p, size, MADV_DONTNEED);
+static void *prim_map_aligned(size_t size, size_t alignment) {
+  if (size > SIZE_MAX - alignment) return NULL;
+  /* Over-allocate, then trim the misaligned head and the unused tail (both
+   * whole OS pages: size and alignment are multiples of the page size). */
+  uint8_t *raw = prim_map(size + alignment);
+  if (!raw) return NULL;
+  uint8_t *aligned = (uint8_t *)(((uintptr_t)raw + alignment - 1) & ~(uintptr_t)(alignment - 1));
+  size_t head = (size_t)(aligned - raw), tail = alignment - head;
+  if (head) munmap(raw, head);
+  if (tail) munmap(aligned + size, tail);
+  return aligned;
 }
 
-static uint64_t prim_now_ms(void) {
+static bool prim_purge(void *p, size_t size) {
+#if defined(__linux__)
+  /* Linux: MADV_DONTNEED on private anonymous memory frees the pages at once
+   * and later reads see zero-filled pages. */
+  return madvise(p, size, MADV_DONTNEED) == 0;
+#else
+  /* macOS and FreeBSD: MADV_DONTNEED keeps the contents (and MADV_FREE frees
+   * lazily, contents undefined), so map fresh zero pages over the range
+   * instead. MAP_FIXED replaces the old pages atomically: the range is never
+   * unmapped, so no other mapping can slip in. */
+  return mmap(p, size, PROT_READ | PROT_WRITE, PRIM_MAP_FLAGS | MAP_FIXED, -1, 0) != MAP_FAILED;
+#endif
+}
+
+static size_t prim_page_size(void) {
+  long size = sysconf(_SC_PAGESIZE);
+  return size > 0 ? (size_t)size : 4096;
+}
+
+/* ---- threads -------------------------------------------------------------- */
+
+#if !(defined(__x86_64__) && (defined(__linux__) || defined(__APPLE__))) &&                        \
+    !(defined(__aarch64__) && (defined(__linux__) || defined(__APPLE__)))
+/* Elsewhere: the address of a thread-local byte, unique among live threads. */
+static _Thread_local char prim_thread_marker PRIM_TLS_ATTR;
+#endif
+
+/* The thread pointer where its meaning is verified (it points to the thread's
+ * own control block, so it is unique among live threads), else the address of
+ * a thread-local byte. */
+static inline uintptr_t prim_thread_id(void) {
+  uintptr_t tp;
+#if defined(__x86_64__) && defined(__linux__)
+  __asm__("mov %%fs:0, %0" : "=r"(tp)); /* glibc and musl: the TCB's self pointer */
+#elif defined(__x86_64__) && defined(__APPLE__)
+  __asm__("mov %%gs:0, %0" : "=r"(tp)); /* TSD slot 0: the thread's pthread_self */
+#elif defined(__aarch64__) && defined(__linux__)
+  tp = (uintptr_t)__builtin_thread_pointer(); /* TPIDR_EL0: the thread's TCB */
+#elif defined(__aarch64__) && defined(__APPLE__)
+  /* TPIDRRO_EL0 holds the TSD base; its low 3 bits once held the CPU number. */
+  __asm__("mrs %0, tpidrro_el0" : "=r"(tp));
+  tp &= ~(uintptr_t)7;
+#else
+  tp = (uintptr_t)&prim_thread_marker;
+#endif
+  return tp;
+}
+
+static inline void prim_lock(prim_lock_t *lock) {
+  pthread_mutex_lock(lock);
+}
+static inline void prim_unlock(prim_lock_t *lock) {
+  pthread_mutex_unlock(lock);
+}
+static void prim_once(prim_once_t *once, void (*init)(void)) {
+  pthread_once(once, init);
+}
+static bool prim_key_create(prim_key_t *key, void (*destructor)(void *)) {
+  return pthread_key_create(key, destructor) == 0;
+}
+static void prim_key_delete(prim_key_t key) {
+  pthread_key_delete(key);
+}
+static void prim_key_set(prim_key_t key, void *value) {
+  pthread_setspecific(key, value);
+}
+static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
+  pthread_atfork(prepare, parent, child);
+}
+static void prim_yield(void) {
+  sched_yield();
+}
+
+/* ---- misc ------------------------------------------------------------------- */
+
+static uint64_t prim_clock_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static void prim_lock(prim_lock_t *lock) {
-  pthread_mutex_lock(lock);
-}
-static void prim_unlock(prim_lock_t *lock) {
-  pthread_mutex_unlock(lock);
-}
-static void prim_once(prim_once_t *once, void (*fn)(void)) {
-  pthread_once(once, fn);
-}
-
-static bool prim_key_create(prim_key_t *key, void (*fn)(void *)) {
-  return pthread_key_create(key, fn) == 0;
-}
-static void prim_key_set(prim_key_t key, void *value) {
-  pthread_setspecific(key, value);
-}
-static void prim_key_delete(prim_key_t key) {
-  pthread_key_delete(key);
-}
-static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
-  pthread_atfork(prepare, parent, child);
+static void prim_write_error(const char *text, size_t length) {
+  if (write(STDERR_FILENO, text, length) < 0) { /* nowhere left to report to */
+  }
 }

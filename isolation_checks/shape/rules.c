@@ -102,9 +102,12 @@ static void check_tls(const shape_facts *facts, const shape_policy *policy, viol
                   (long long)facts->fixed_tp_offsets[i]);
 }
 
+/* The relocation kinds a record's model allows. TLS descriptors (gnu2) are a
+ * dialect of the global-dynamic model: a copy records the model it sets on
+ * its variable, and the compiler picks the dialect. */
 static unsigned tls_model_named(const char *name) {
   if (strcmp(name, "gnu2") == 0) return TLS_MODEL_GNU2;
-  if (strcmp(name, "global-dynamic") == 0) return TLS_MODEL_GLOBAL_DYNAMIC;
+  if (strcmp(name, "global-dynamic") == 0) return TLS_MODEL_GLOBAL_DYNAMIC | TLS_MODEL_GNU2;
   if (strcmp(name, "initial-exec") == 0) return TLS_MODEL_INITIAL_EXEC;
   return 0;
 }
@@ -112,7 +115,9 @@ static unsigned tls_model_named(const char *name) {
 static void check_id_records(const shape_facts *facts, const shape_policy *policy,
                              violations *out) {
   if (facts->id_count == 0) violation_add(out, "id-missing", "no NSALLOC-ID record");
-  const char *visibility = policy->kind == KIND_MODULE ? "hidden" : "default";
+  /* Only the shared and override libraries are built to export the API. */
+  bool exports = policy->kind == KIND_SHARED || policy->kind == KIND_OVERRIDE;
+  const char *visibility = exports ? "default" : "hidden";
   for (size_t i = 0; i < facts->id_count; i++) {
     id_record id;
     if (!id_record_parse(facts->id_records[i], &id)) {

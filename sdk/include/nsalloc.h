@@ -5,8 +5,8 @@
  * canonical names (nsalloc_malloc, nsalloc_free, ...); when the including
  * translation unit is compiled with -DNSALLOC_PREFIX=foo_ the macros below map
  * them onto foo_malloc, foo_free, ... so one source file can be linked against
- * any private copy. Define NSALLOC_PRIVATE to declare the API with hidden
- * visibility (what nsalloc_add_private_copy() does for a whole target).
+ * any private copy. A copy exports nothing unless built with NSALLOC_EXPORTS
+ * (see NSALLOC_API below).
  */
 #ifndef NSALLOC_H
 #define NSALLOC_H
@@ -31,18 +31,26 @@
 #define NSALLOC_STRINGIFY(x)  NSALLOC_STRINGIFY_(x)
 #define NSALLOC_PREFIX_STRING NSALLOC_STRINGIFY(NSALLOC_PREFIX)
 
+/* Visibility. A copy is private unless its build asks for exports: the core
+ * (NSALLOC_BUILDING_CORE, set by internal.h) defines the API hidden, and only
+ * with NSALLOC_EXPORTS (the shared and override libraries) default. Code that
+ * merely calls the API declares it with no attribute (it may link against the
+ * shared library), or hidden under NSALLOC_PRIVATE (the copy is in the same
+ * module). */
 #if defined(_WIN32)
-/* PE has no symbol interposition: an import names its DLL, so a private copy
- * needs no visibility control; a DLL build exports the API explicitly. */
-#if defined(NSALLOC_BUILD_DLL) && !defined(NSALLOC_PRIVATE)
+/* PE has no symbol interposition (an import names its DLL): a private copy
+ * needs no attribute, and a DLL build exports the API explicitly. */
+#if defined(NSALLOC_BUILDING_CORE) && defined(NSALLOC_EXPORTS) && !defined(NSALLOC_PRIVATE)
 #define NSALLOC_API __declspec(dllexport)
 #else
 #define NSALLOC_API
 #endif
-#elif defined(NSALLOC_PRIVATE)
+#elif defined(NSALLOC_PRIVATE) || (defined(NSALLOC_BUILDING_CORE) && !defined(NSALLOC_EXPORTS))
 #define NSALLOC_API __attribute__((visibility("hidden")))
-#else
+#elif defined(NSALLOC_BUILDING_CORE)
 #define NSALLOC_API __attribute__((visibility("default")))
+#else
+#define NSALLOC_API
 #endif
 
 #define NSALLOC_MALLOC_ATTRS __attribute__((malloc, warn_unused_result))
