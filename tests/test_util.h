@@ -64,7 +64,7 @@ int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity);
 
 /* `n` scaled down for slow instrumentation: 1/20 under valgrind
  * (NSALLOC_UNDER_VALGRIND set by scripts/memcheck.sh) and TSan, 1/4 under
- * ASan; at least 1. Tests keep their full size in the plain build. */
+ * ASan and wine; at least 1. Tests keep their full size in the plain build. */
 size_t test_scale(size_t n);
 /* Under valgrind or a sanitizer, whose own bookkeeping shows in the process's
  * memory figures. */
