@@ -54,10 +54,10 @@ bool test_verify(const void *p, size_t size, uint64_t seed);
  * macros below read it the same way. */
 int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity);
 #if defined(_WIN32)
-#define WIFEXITED(status)   (((status) & 0x7f) == 0)
+#define WIFEXITED(status)   (((status)&0x7f) == 0)
 #define WEXITSTATUS(status) (((status) >> 8) & 0xff)
-#define WIFSIGNALED(status) (((status) & 0x7f) != 0)
-#define WTERMSIG(status)    ((status) & 0x7f)
+#define WIFSIGNALED(status) (((status)&0x7f) != 0)
+#define WTERMSIG(status)    ((status)&0x7f)
 #else
 #include <sys/wait.h>
 #endif

@@ -43,8 +43,7 @@ static void *prim_map_aligned(size_t size, size_t alignment) {
   for (int attempt = 0; attempt < 16; attempt++) {
     uint8_t *raw = VirtualAlloc(NULL, size + alignment, MEM_RESERVE, PAGE_NOACCESS);
     if (!raw) return NULL;
-    uint8_t *aligned =
-        (uint8_t *)(((uintptr_t)raw + alignment - 1) & ~(uintptr_t)(alignment - 1));
+    uint8_t *aligned = (uint8_t *)(((uintptr_t)raw + alignment - 1) & ~(uintptr_t)(alignment - 1));
     VirtualFree(raw, 0, MEM_RELEASE);
     p = VirtualAlloc(aligned, size, kind, PAGE_READWRITE);
     if (p) return p;

@@ -198,10 +198,8 @@ static void test_shutdown_leaves_live_heaps(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_thread_exit_releases_heap),
-      TEST(test_terminated_thread_keeps_heap),
-      TEST(test_thread_waves_stay_bounded),
-      TEST(test_purge_reads_zero),
+      TEST(test_thread_exit_releases_heap),  TEST(test_terminated_thread_keeps_heap),
+      TEST(test_thread_waves_stay_bounded),  TEST(test_purge_reads_zero),
       TEST(test_shutdown_leaves_live_heaps), /* last: it shuts the copy down */
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
