@@ -29,7 +29,7 @@ trap 'wineserver -k 2>/dev/null || true; rm -rf "$WINEPREFIX"' EXIT
 # Create the prefix once (wine's slow first start), and keep one wineserver
 # for the whole run instead of one per test.
 start=$(date +%s)
-wineboot -i >/dev/null 2>&1
 wineserver -p
+wineboot -i >/dev/null 2>&1
 echo "windows-test: wine prefix ready in $(($(date +%s) - start)) s"
 ctest --test-dir "$build" --output-on-failure -j2
