@@ -16,10 +16,13 @@
 
 /* The heap of a thread that has not allocated yet: every bin is empty, so the
  * first malloc takes the slow path, which creates the real heap. */
-static heap_t empty_heap = {.direct = {[0 ... DIRECT_COUNT - 1] = &unused_page}};
+#define UNUSED_4  &unused_page, &unused_page, &unused_page, &unused_page
+#define UNUSED_16 UNUSED_4, UNUSED_4, UNUSED_4, UNUSED_4
+_Static_assert(DIRECT_COUNT == 65, "empty_heap.direct: one initialiser per entry (ISO C)");
+static heap_t empty_heap = {.direct = {UNUSED_16, UNUSED_16, UNUSED_16, UNUSED_16, &unused_page}};
 
-/* This copy's own thread-local variable; the TLS model comes from the build
- * (TLSDESC in shared objects, initial-exec in the override library). */
+/* This copy's own thread-local variable; its TLS model is set on it
+ * (PRIM_TLS_ATTR: global-dynamic, initial-exec only by the build's opt-in). */
 static _Thread_local heap_t *tls_heap PRIM_TLS_ATTR = &empty_heap;
 
 /* Heap descriptors come first from a static pool, which goes away with the

@@ -101,14 +101,28 @@ static size_t growth_over(int cycles, enum unload_mode mode) {
  * block pins it), which shows the measurement sees retained segments. Under
  * instrumentation, whose own bookkeeping grows too, only the difference is
  * attributable to the copy. */
+static bool loader_unloads(void) {
+  void *module = dlopen(module_path, RTLD_NOW | RTLD_LOCAL);
+  if (!module) return false;
+  dlclose(module);
+  module = dlopen(module_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (module) dlclose(module);
+  return module == NULL;
+}
+
 static void test_unload_returns_everything(void) {
   int cycles = (int)test_scale(50);
   size_t with_unload = growth_over(cycles, CALL_UNLOAD);
   size_t plain = growth_over(cycles, PLAIN);
   size_t control = growth_over(cycles, KEEP_BLOCK);
   size_t segment = (size_t)4 << 20;
-  CHECK(control >= with_unload + (size_t)cycles * segment * 9 / 10);
-  CHECK(control >= plain + (size_t)cycles * segment * 9 / 10);
+  if (loader_unloads()) {
+    CHECK(control >= with_unload + (size_t)cycles * segment * 9 / 10);
+    CHECK(control >= plain + (size_t)cycles * segment * 9 / 10);
+  } else { /* musl: every cycle reuses the one copy, so even a kept block pins nothing new */
+    fprintf(stderr, "note: dlclose() unloads nothing here (musl): no control; reload semantics "
+                    "are core.reload's\n");
+  }
   if (!test_instrumented()) {
     CHECK(with_unload < 2 * segment);
     CHECK(plain < 2 * segment);
@@ -154,7 +168,9 @@ int main(int argc, char **argv) {
   module_path = argv[1];
   /* The loader allocates each thread's block of the module's TLS with the C
    * library's malloc: keep it from opening a new 64 MiB arena meanwhile. */
+#if defined(M_ARENA_MAX) /* glibc */
   mallopt(M_ARENA_MAX, 1);
+#endif
   static const test_case tests[] = {TEST(test_unload_returns_everything),
                                     TEST(test_late_frees_after_unload)};
   return test_main(argc - 1, argv + 1, tests, TEST_COUNT(tests));

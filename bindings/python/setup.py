@@ -11,6 +11,7 @@ dlopen-safe) - what nsalloc_add_private_copy() does in the CMake build.
 import os
 import platform
 import subprocess
+import sysconfig
 
 from setuptools import Extension, setup
 
@@ -27,19 +28,22 @@ def generate_amalgamation():
         "-P", os.path.join(ROOT, "cmake", "Amalgamate.cmake")])
 
 
-def tls_options():
-    if platform.machine() in ("x86_64", "AMD64"):
-        return "gnu2", ["-ftls-model=global-dynamic", "-mtls-dialect=gnu2"]
-    return "global-dynamic", ["-ftls-model=global-dynamic"]
+def tls_flags():
+    """TLS descriptors where the compiler has them (GCC on x86-64; clang before
+    19 rejects the flag). The copy names its TLS model itself."""
+    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    probe = subprocess.call([cc, "-mtls-dialect=gnu2", "-E", "-x", "c", os.devnull],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if platform.machine() in ("x86_64", "AMD64") and probe == 0:
+        return ["-ftls-model=global-dynamic", "-mtls-dialect=gnu2"]
+    return ["-ftls-model=global-dynamic"]
 
 
 generate_amalgamation()
-tls_name, tls_flags = tls_options()
 setup(ext_modules=[Extension(
     "nsalloc",
     sources=["src/module.c", "src/pyalloc.c", os.path.join(AMALGAMATION, "nsalloc.c")],
     include_dirs=[AMALGAMATION],
-    define_macros=[("NSALLOC_PREFIX", "nsalloc_py_"), ("NSALLOC_PRIVATE", "1"),
-                   ("NSALLOC_TLS_NAME", '"%s"' % tls_name)],
-    extra_compile_args=["-std=gnu11", "-fvisibility=hidden", *tls_flags],
+    define_macros=[("NSALLOC_PREFIX", "nsalloc_py_"), ("NSALLOC_PRIVATE", "1")],
+    extra_compile_args=["-std=gnu11", "-fvisibility=hidden", *tls_flags()],
     extra_link_args=["-pthread"])])

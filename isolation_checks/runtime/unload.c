@@ -91,7 +91,9 @@ void check_unload(char **paths, size_t count, const iso_options *options) {
   const iso_copy *victim = &run->copies.items[0];
   iso_expect_balanced(victim, false);
   ISO_EXPECT(dlclose(victim->handle) == 0, "dlclose %s: %s", victim->name, dlerror());
+#if defined(__GLIBC__) /* musl's dlclose unloads nothing, by design (core.reload covers it) */
   ISO_EXPECT(!dlopen(victim->path, RTLD_NOW | RTLD_NOLOAD), "%s is still loaded", victim->name);
+#endif
   atomic_store(&run->victim_closed, true);
 
   for (size_t i = 0; i < half; i++)

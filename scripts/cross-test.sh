@@ -1,0 +1,32 @@
+#!/bin/sh
+# cross-test.sh aarch64|musl|musl-static [BUILD_DIR]
+# Configures a build of the core, its tests and the isolation runtime checks
+# only (NSALLOC_CROSS_SUBSET) for another target and runs them with ctest:
+#   aarch64      cross-compiled, run under qemu-aarch64-static (emulated)
+#   musl         musl-gcc, dynamic (dlopen'ed modules, reload on musl)
+#   musl-static  musl-gcc, the core tests linked statically (-static)
+set -eu
+cd "$(dirname "$0")/.."
+target=$1
+build=${2:-build-$target}
+case $target in
+aarch64) opts="-DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/toolchain-aarch64-linux-gnu.cmake" ;;
+musl) opts="-DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/toolchain-musl.cmake" ;;
+musl-static) opts="-DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/toolchain-musl.cmake -DCMAKE_EXE_LINKER_FLAGS=-static" ;;
+*)
+  echo "usage: $0 aarch64|musl|musl-static [BUILD_DIR]" >&2
+  exit 2
+  ;;
+esac
+# shellcheck disable=SC2086
+cmake -S . -B "$build" -DNSALLOC_CROSS_SUBSET=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo $opts
+cmake --build "$build" -j "${JOBS:-2}"
+# The differential tests (core.random*) replay their operations on the C
+# library's malloc too: many minutes under musl's malloc or emulation, so they
+# run on the host build only.
+if [ "$target" = musl-static ]; then
+  # A static program cannot dlopen modules: the core tests that need none.
+  ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L core -E 'random|unload|reload'
+else
+  ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L 'core|isolation' -E random
+fi
