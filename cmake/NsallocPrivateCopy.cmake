@@ -17,6 +17,11 @@ endif()
 # Compile options and definitions selecting a TLS model (used by every target
 # that compiles the core, private copies and the libraries alike).
 function(nsalloc_tls_flags out_options out_definitions model)
+  if(WIN32) # GCC for mingw-w64 has one TLS scheme, emulated TLS (core/prim/prim.h)
+    set(${out_options} "" PARENT_SCOPE)
+    set(${out_definitions} "" PARENT_SCOPE)
+    return()
+  endif()
   if(model STREQUAL "")
     # TLSDESC needs GCC on x86-64 (clang before 19 has no -mtls-dialect=gnu2).
     if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND CMAKE_C_COMPILER_ID STREQUAL "GNU")

@@ -9,6 +9,7 @@
  */
 #include "internal.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +46,13 @@ static void message(const char *format, ...) {
   }
 }
 
+/* Addresses are printed as 0x<hex> on every platform (the C library's %p
+ * differs: Windows prints zero-padded hex without 0x). */
+#define ADDRESS_FORMAT "0x%" PRIxPTR
+
 static void diagnose(enum api_op op, const void *p, const char *what, bool fatal) {
-  message("%s(%p): %s%s", op_name(op), p, what, fatal ? "; aborting" : "");
+  message("%s(" ADDRESS_FORMAT "): %s%s", op_name(op), (uintptr_t)p, what,
+          fatal ? "; aborting" : "");
   if (fatal) abort();
 }
 
@@ -59,7 +65,8 @@ static bool foreign_pointer(enum api_op op, const void *p, const char *report_ou
     atomic_fetch_add(&copy.forwarded, 1);
     return true;
   case NSALLOC_POLICY_REPORT:
-    message("%s(%p): pointer not owned by this copy (foreign); %s", op_name(op), p, report_outcome);
+    message("%s(" ADDRESS_FORMAT "): pointer not owned by this copy (foreign); %s", op_name(op),
+            (uintptr_t)p, report_outcome);
     return false;
   default:
     diagnose(op, p, "pointer not owned by this copy (foreign)", true);

@@ -13,10 +13,10 @@
 #include "test_util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 static char static_buffer[64];
 
@@ -58,7 +58,7 @@ static void expect_abort(const char *op, void *pointer, const char *reason) {
   bad_call call = {op, pointer};
   int status = test_in_child(call_in_child, &call, output, sizeof output);
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-  snprintf(expected, sizeof expected, "nsalloc[t_]: %s(%p): ", op, pointer);
+  snprintf(expected, sizeof expected, "nsalloc[t_]: %s(0x%" PRIxPTR "): ", op, (uintptr_t)pointer);
   CHECK(strstr(output, expected) != NULL);
   CHECK(strstr(output, reason) != NULL);
   if (!strstr(output, expected) || !strstr(output, reason))

@@ -2,8 +2,13 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#if defined(_WIN32)
+#include <io.h>
+#include <signal.h>
+#include <windows.h>
+#else
 #include <unistd.h>
+#endif
 
 int test_failures;
 
@@ -62,6 +67,52 @@ bool test_verify(const void *p, size_t size, uint64_t seed) {
   return memcmp(bytes + words * 8, &tail, size % 8) == 0;
 }
 
+#if defined(_WIN32)
+typedef struct child_call {
+  void (*fn)(void *);
+  void *arg;
+} child_call;
+
+#define CHILD_ABORTED 0x4142 /* thread exit code: abort() was called */
+
+static void child_abort_handler(int sig) {
+  (void)sig;
+  ExitThread(CHILD_ABORTED);
+}
+
+static DWORD WINAPI child_thread(LPVOID p) {
+  child_call *call = p;
+  signal(SIGABRT, child_abort_handler);
+  call->fn(call->arg);
+  return 0;
+}
+
+int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity) {
+  FILE *capture = tmpfile();
+  if (!capture) return -1;
+  fflush(NULL);
+  int saved = _dup(2);
+  _dup2(_fileno(capture), 2);
+  child_call call = {fn, arg};
+  HANDLE thread = CreateThread(NULL, 0, child_thread, &call, 0, NULL);
+  DWORD code = 1;
+  if (thread) {
+    WaitForSingleObject(thread, INFINITE);
+    GetExitCodeThread(thread, &code);
+    CloseHandle(thread);
+  }
+  signal(SIGABRT, SIG_DFL);
+  fflush(stderr);
+  _dup2(saved, 2);
+  _close(saved);
+  rewind(capture);
+  size_t length = fread(output, 1, capacity - 1, capture);
+  output[length] = '\0';
+  fclose(capture);
+  if (!thread) return -1;
+  return code == CHILD_ABORTED ? SIGABRT : (int)(code & 0xff) << 8;
+}
+#else
 int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
@@ -85,8 +136,21 @@ int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity) 
   return status;
 }
 
+#endif
+
+#if defined(_WIN32)
+/* wine's ntdll exports wine_get_version; Windows' does not. */
+static bool under_wine(void) {
+  HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+  return ntdll && GetProcAddress(ntdll, "wine_get_version");
+}
+#endif
+
 static size_t slowdown(void) {
   if (getenv("NSALLOC_UNDER_VALGRIND")) return 20;
+#if defined(_WIN32)
+  if (under_wine()) return 4; /* thread creation and VirtualAlloc are slow there */
+#endif
 #if defined(__SANITIZE_THREAD__)
   return 20;
 #elif defined(__SANITIZE_ADDRESS__)

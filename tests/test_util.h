@@ -47,12 +47,24 @@ void test_fill(void *p, size_t size, uint64_t seed);
 bool test_verify(const void *p, size_t size, uint64_t seed);
 
 /* Run fn in a forked child; returns its wait status. The child's stderr is
- * captured into `output` (NUL-terminated, truncated to `capacity`). */
+ * captured into `output` (NUL-terminated, truncated to `capacity`).
+ * Windows has no fork: fn runs on a new thread of this process with stderr
+ * redirected, and an abort() ends only that thread (a SIGABRT handler calls
+ * ExitThread); the status is encoded as a POSIX wait status, so the W*
+ * macros below read it the same way. */
 int test_in_child(void (*fn)(void *), void *arg, char *output, size_t capacity);
+#if defined(_WIN32)
+#define WIFEXITED(status)   (((status)&0x7f) == 0)
+#define WEXITSTATUS(status) (((status) >> 8) & 0xff)
+#define WIFSIGNALED(status) (((status)&0x7f) != 0)
+#define WTERMSIG(status)    ((status)&0x7f)
+#else
+#include <sys/wait.h>
+#endif
 
 /* `n` scaled down for slow instrumentation: 1/20 under valgrind
  * (NSALLOC_UNDER_VALGRIND set by scripts/memcheck.sh) and TSan, 1/4 under
- * ASan; at least 1. Tests keep their full size in the plain build. */
+ * ASan and wine; at least 1. Tests keep their full size in the plain build. */
 size_t test_scale(size_t n);
 /* Under valgrind or a sanitizer, whose own bookkeeping shows in the process's
  * memory figures. */

@@ -6,7 +6,7 @@
  * right one right after internal.h, so the whole core stays one translation
  * unit and every function here stays `static`):
  *   prim/unix.c     Linux (glibc, musl), macOS, FreeBSD
- *   prim/windows.c  Windows (not written yet)
+ *   prim/windows.c  Windows x86-64 (mingw-w64; tested under wine)
  *
  * Memory contract
  *   - prim_map_aligned(size, alignment): `size` zero-filled read/write bytes
@@ -51,7 +51,19 @@
 #include <stdint.h>
 
 #if defined(_WIN32)
-#error "nsalloc: no Windows primitives yet (core/prim/windows.c)"
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+typedef SRWLOCK prim_lock_t;
+typedef INIT_ONCE prim_once_t;
+typedef DWORD prim_key_t; /* an FLS index */
+#define PRIM_LOCK_INIT         SRWLOCK_INIT
+#define PRIM_ONCE_INIT         INIT_ONCE_STATIC_INIT
+#define PRIM_MODULE_DESTRUCTOR __attribute__((destructor)) /* run at DLL_PROCESS_DETACH */
 #else
 #include <pthread.h>
 typedef pthread_mutex_t prim_lock_t;
@@ -75,6 +87,10 @@ typedef pthread_key_t prim_key_t;
 #elif defined(__ELF__)
 #define PRIM_TLS_ATTR __attribute__((tls_model("global-dynamic")))
 #define PRIM_TLS_NAME "global-dynamic"
+#elif defined(_WIN32) && defined(__GNUC__) && !defined(__clang__)
+/* GCC for mingw-w64 emulates TLS (__emutls_get_address, per module). */
+#define PRIM_TLS_ATTR
+#define PRIM_TLS_NAME "emutls"
 #else /* Mach-O and PE have one TLS mechanism each */
 #define PRIM_TLS_ATTR
 #define PRIM_TLS_NAME "native"

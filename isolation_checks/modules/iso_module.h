@@ -27,6 +27,10 @@ typedef struct iso_module_api {
 
 typedef const iso_module_api *(*iso_module_entry_fn)(void);
 
+#if defined(_WIN32)
+#define ISO_MODULE_EXPORT __declspec(dllexport)
+#else
 #define ISO_MODULE_EXPORT __attribute__((visibility("default")))
+#endif
 
 #endif

@@ -5,7 +5,7 @@
 
 #include "verdict.h"
 
-#include <dlfcn.h>
+#include "dl_compat.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

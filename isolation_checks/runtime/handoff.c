@@ -17,7 +17,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #define BLOCK_SIZE 48
 #define GROWN_SIZE 96

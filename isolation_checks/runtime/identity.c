@@ -9,7 +9,7 @@
 #include "checks.h"
 #include "verdict.h"
 
-#include <dlfcn.h>
+#include "dl_compat.h"
 #include <stdint.h>
 #include <stdio.h>
 

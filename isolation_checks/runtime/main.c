@@ -17,7 +17,7 @@
 #include "checks.h"
 #include "verdict.h"
 
-#include <dlfcn.h>
+#include "dl_compat.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,12 +72,15 @@ int main(int argc, char **argv) {
   if (count == 0) usage();
 
   iso_copies copies;
+#if !defined(_WIN32) /* unload and override fork and preload: POSIX only */
   if (strcmp(check, "unload") == 0) {
     check_unload(modules, count, &options);
   } else if (strcmp(check, "override") == 0) {
     if (!options.preload) usage();
     check_override(modules, count, &options, argv);
-  } else {
+  } else
+#endif
+  {
     iso_copies_load(&copies, modules, count, mode);
     printf("%zu copies loaded %s\n", count, mode == RTLD_GLOBAL ? "RTLD_GLOBAL" : "RTLD_LOCAL");
     if (strcmp(check, "identity") == 0 || strcmp(check, "stress") == 0) check_identity(&copies);

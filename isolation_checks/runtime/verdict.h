@@ -16,8 +16,16 @@
     if (!(cond)) iso_violation(__FILE__, __LINE__, __VA_ARGS__);                                   \
   } while (0)
 
+/* mingw-w64: the checks build with __USE_MINGW_ANSI_STDIO (C99 printf), whose
+ * formats GCC knows as gnu_printf ("printf" there means the MSVCRT dialect). */
+#if defined(__MINGW32__)
+#define ISO_PRINTF gnu_printf
+#else
+#define ISO_PRINTF printf
+#endif
+
 void iso_violation(const char *file, int line, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
+    __attribute__((format(ISO_PRINTF, 3, 4)));
 size_t iso_violation_count(void);
 
 #endif

@@ -37,7 +37,15 @@
  * merely calls the API declares it with no attribute (it may link against the
  * shared library), or hidden under NSALLOC_PRIVATE (the copy is in the same
  * module). */
-#if defined(NSALLOC_PRIVATE) || (defined(NSALLOC_BUILDING_CORE) && !defined(NSALLOC_EXPORTS))
+#if defined(_WIN32)
+/* PE has no symbol interposition (an import names its DLL): a private copy
+ * needs no attribute, and a DLL build exports the API explicitly. */
+#if defined(NSALLOC_BUILDING_CORE) && defined(NSALLOC_EXPORTS) && !defined(NSALLOC_PRIVATE)
+#define NSALLOC_API __declspec(dllexport)
+#else
+#define NSALLOC_API
+#endif
+#elif defined(NSALLOC_PRIVATE) || (defined(NSALLOC_BUILDING_CORE) && !defined(NSALLOC_EXPORTS))
 #define NSALLOC_API __attribute__((visibility("hidden")))
 #elif defined(NSALLOC_BUILDING_CORE)
 #define NSALLOC_API __attribute__((visibility("default")))
