@@ -401,9 +401,10 @@ int main(int argc, char **argv) {
         }
         failed++;
         if (kinds[k].fails_on_ecb8ede) failed_known++;
-        printf("FAIL %s%s%s%s\n", name, kinds[k].fails_on_ecb8ede ? "  [expected on ecb8ede: " : "",
+        printf("FAIL %s%s%s%s\n", name,
+               kinds[k].fails_on_ecb8ede ? "  [regression, failed on ecb8ede: " : "",
                kinds[k].fails_on_ecb8ede ? kinds[k].fails_on_ecb8ede : "",
-               kinds[k].fails_on_ecb8ede ? ", until the core fix]" : "");
+               kinds[k].fails_on_ecb8ede ? "]" : "");
         printf("  child said: %s\n", output);
       }
   printf("%d passed, %d failed (%d of them in rows known to fail on ecb8ede)\n", passed, failed,
