@@ -5,17 +5,20 @@
  */
 #include "internal.h"
 
+/* Takes `block`, the first block of page's free list. */
+static inline void *page_take(page_t *page, block_t *block) {
+  page->free = block->next;
+  page_used_set(page, page_used(page) + 1);
+  block->tag = 0;
+  return block;
+}
+
 /* The malloc fast path: pop the first free block of the size's page. */
 static inline void *heap_alloc(heap_t *heap, size_t size) {
   if (likely(size <= DIRECT_MAX)) {
     page_t *page = heap->direct[(size + 15) >> 4];
     block_t *block = page->free;
-    if (likely(block != NULL)) {
-      page->free = block->next;
-      page_used_set(page, page_used(page) + 1);
-      block->tag = 0;
-      return block;
-    }
+    if (likely(block != NULL)) return page_take(page, block);
   }
   return heap_malloc_slow(heap, size, 0);
 }
@@ -37,6 +40,16 @@ static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
     return NULL;
   }
   if (alignment <= MIN_ALIGN) return heap_alloc(heap, size);
+  /* Fast path: the size's next free block when it happens to be aligned. It
+   * always is in a bin whose block size is a multiple of the alignment (pages
+   * start on slice boundaries), which is the bin the slow path picks for
+   * small sizes; otherwise the slow path finds an aligned page. */
+  if (likely(size <= DIRECT_MAX)) {
+    page_t *page = heap->direct[(size + 15) >> 4];
+    block_t *block = page->free;
+    if (likely(block != NULL && ((uintptr_t)block & (alignment - 1)) == 0))
+      return page_take(page, block);
+  }
   return heap_malloc_slow(heap, size, alignment);
 }
 
