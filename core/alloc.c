@@ -133,10 +133,11 @@ char *nsalloc_strndup(const char *s, size_t n) {
   return heap_string_copy(tls_heap, s, strnlen(s, n));
 }
 
-size_t nsalloc_usable_size(const void *p) {
-  page_t *page = live_block_page(p);
-  if (likely(page != NULL)) return page_usable_size(page);
+/* Everything the fast check could not vouch for. Out of line: locate()'s
+ * out-parameter would give nsalloc_usable_size a stack frame. */
+static noinline size_t usable_size_checked(const void *p) {
   if (!p) return 0;
+  page_t *page;
   enum locate_result where = locate(p, &page);
   if (where == LOCATE_FOREIGN) return foreign_usable_size(p);
   if (where != LOCATE_OWN) {
@@ -144,6 +145,12 @@ size_t nsalloc_usable_size(const void *p) {
     return 0;
   }
   return page_usable_size(page);
+}
+
+size_t nsalloc_usable_size(const void *p) {
+  page_t *page = live_block_page(p);
+  if (likely(page != NULL)) return page_usable_size(page);
+  return usable_size_checked(p);
 }
 
 /* ---- first-class heaps -------------------------------------------------- */
