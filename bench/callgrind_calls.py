@@ -33,13 +33,16 @@ def call_costs(path, callers):
             return names.get(ident, spec)
         return spec
 
+    positions = 1  # "positions: line" by default; "instr line" with --dump-instr
     with open(path) as f:
         for line in f:
             if pending is not None:
-                # The cost line of a call: position, then events (Ir first).
+                # The cost line of a call: positions, then events (Ir first).
                 fields = line.split()
-                pending[1] += int(fields[1]) if len(fields) > 1 else 0
+                pending[1] += int(fields[positions]) if len(fields) > positions else 0
                 pending = None
+            elif line.startswith("positions:"):
+                positions = len(line.split()) - 1
             elif line.startswith("fn="):
                 current = name_of(line[3:])
             elif line.startswith("cfn="):

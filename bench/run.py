@@ -1072,9 +1072,9 @@ def chart_data(m, perop_ratios, prog_ratios):
 
 # --------------------------------------------------------------------- main --
 def select(specs, args):
-    """The specs --kernels names (all without it), n replaced by --n."""
+    """The specs --kernels names (all without it), n at most --n."""
     names = args.kernels.split(",") if args.kernels else None
-    return [(k, args.n or full, small, threads) for k, full, small, threads in specs
+    return [(k, min(full, args.n or full), small, threads) for k, full, small, threads in specs
             if names is None or k in names]
 
 
@@ -1128,7 +1128,7 @@ def main():
                     "to run and print as tables, without writing the report")
     ap.add_argument("--kernels", help="with --only: just these kernels (comma-separated)")
     ap.add_argument("--arms", help="with --only: just these arms (nsalloc is always one)")
-    ap.add_argument("--n", type=int, help="with --only: this size instead of the full one")
+    ap.add_argument("--n", type=int, help="with --only: at most this size (the full one by default)")
     ap.add_argument("--profiles", action="store_true",
                     help="with --only perop: per-function profiles of the worst rows")
     ap.add_argument("--peers", default=PEERS_DIR,
