@@ -91,6 +91,11 @@ static inline size_t bench_range(uint64_t *state, size_t lo, size_t hi) {
   return lo + (size_t)(bench_rand(state) % (hi - lo + 1));
 }
 
+/* n rounded up to a multiple of the power of two a (aligned_alloc sizes). */
+static inline size_t bench_round_up(size_t n, size_t a) {
+  return (n + a - 1) & ~(a - 1);
+}
+
 /* ---- work parity ---------------------------------------------------------- */
 /* Every block a kernel allocates gets a value written into its first word and
  * its last byte; reading them back when the block is freed (volatile, so the

@@ -2,6 +2,7 @@
  * kernels.h - the kernel registry (kernels.c) and every kernel's entry point.
  *
  * ops_*.c      the per-operation scan (one allocator operation per op)
+ * fastpath.c   the per-call fast-path count
  * classic_*.c  the classic allocator benchmarks, re-written from their
  *              public descriptions
  * churn.c      the long-running thread-wave churn of the memory section
@@ -29,6 +30,11 @@ BENCH_KERNEL(op_calloc);
 BENCH_KERNEL(op_aligned);
 BENCH_KERNEL(op_usable_size);
 BENCH_KERNEL(op_working_set);
+BENCH_KERNEL(op_live_set);
+BENCH_KERNEL(op_aligned_64);
+BENCH_KERNEL(op_aligned_4096);
+BENCH_KERNEL(op_cfrac_like);
+BENCH_KERNEL(op_fastpath);
 BENCH_KERNEL(op_xthread_free);
 
 /* classic kernels */

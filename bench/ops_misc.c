@@ -1,6 +1,6 @@
 /*
- * ops_misc.c - per-operation scan: realloc growth chains, usable_size queries
- * and a large live working set under random replacement.
+ * ops_misc.c - per-operation scan: realloc growth chains and usable_size
+ * queries.
  */
 #include "kernels.h"
 
@@ -59,36 +59,5 @@ BENCH_KERNEL(op_usable_size) {
   bench_region_end();
   for (size_t i = 0; i < USABLE_LIVE; i++)
     a->free(blocks[i]);
-  return (bench_result_t){p->n, sum};
-}
-
-#define WORKING_SET 65536 /* power of two */
-
-/* One op = free a random live block + allocate its replacement (16-512 B).
- * The region starts after the set is filled and churned once over. */
-BENCH_KERNEL(op_working_set) {
-  static void *blocks[WORKING_SET];
-  static size_t sizes[WORKING_SET];
-  uint64_t rng = p->seed, sum = 0;
-  for (size_t i = 0; i < WORKING_SET; i++) {
-    sizes[i] = bench_range(&rng, 16, 512);
-    blocks[i] = bench_check(a->malloc(sizes[i]), sizes[i]);
-    bench_stamp(blocks[i], sizes[i], i);
-  }
-  for (uint64_t i = 0; i < WORKING_SET + p->n; i++) {
-    if (i == WORKING_SET) bench_region_begin();
-    uint64_t r = bench_rand(&rng);
-    size_t k = (size_t)r & (WORKING_SET - 1);
-    sum += bench_mix(bench_read(blocks[k], sizes[k]));
-    a->free(blocks[k]);
-    sizes[k] = 16 + (size_t)((r >> 20) % 497);
-    blocks[k] = bench_check(a->malloc(sizes[k]), sizes[k]);
-    bench_stamp(blocks[k], sizes[k], i);
-  }
-  bench_region_end();
-  for (size_t i = 0; i < WORKING_SET; i++) {
-    sum += bench_mix(bench_read(blocks[i], sizes[i]));
-    a->free(blocks[i]);
-  }
   return (bench_result_t){p->n, sum};
 }

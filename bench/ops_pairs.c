@@ -9,10 +9,6 @@
 
 enum pair_kind { PAIR_MALLOC, PAIR_CALLOC, PAIR_ALIGNED };
 
-static size_t round_up(size_t n, size_t a) {
-  return (n + a - 1) / a * a;
-}
-
 static bench_result_t pair_loop(const bench_alloc_t *a, const bench_params_t *p,
                                 enum pair_kind kind, size_t lo, size_t hi) {
   static size_t sizes[TABLE_SIZE], aligns[TABLE_SIZE];
@@ -20,7 +16,7 @@ static bench_result_t pair_loop(const bench_alloc_t *a, const bench_params_t *p,
   for (size_t i = 0; i < TABLE_SIZE; i++) {
     aligns[i] = (size_t)64 << bench_range(&rng, 0, 6); /* 64 B .. 4 KiB */
     sizes[i] = bench_range(&rng, lo, hi);
-    if (kind == PAIR_ALIGNED) sizes[i] = round_up(sizes[i], aligns[i]);
+    if (kind == PAIR_ALIGNED) sizes[i] = bench_round_up(sizes[i], aligns[i]);
   }
   /* Warm-up: the first blocks map segments and carve pages. */
   uint64_t warm = p->n / 16 < 1000 ? p->n / 16 : 1000, sum = 0;

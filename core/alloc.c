@@ -5,17 +5,20 @@
  */
 #include "internal.h"
 
+/* Takes `block`, the first block of page's free list. */
+static inline void *page_take(page_t *page, block_t *block) {
+  page->free = block->next;
+  page_used_set(page, page_used(page) + 1);
+  block->tag = 0;
+  return block;
+}
+
 /* The malloc fast path: pop the first free block of the size's page. */
 static inline void *heap_alloc(heap_t *heap, size_t size) {
   if (likely(size <= DIRECT_MAX)) {
     page_t *page = heap->direct[(size + 15) >> 4];
     block_t *block = page->free;
-    if (likely(block != NULL)) {
-      page->free = block->next;
-      page_used_set(page, page_used(page) + 1);
-      block->tag = 0;
-      return block;
-    }
+    if (likely(block != NULL)) return page_take(page, block);
   }
   return heap_malloc_slow(heap, size, 0, false);
 }
@@ -38,6 +41,16 @@ static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
     return NULL;
   }
   if (alignment <= MIN_ALIGN) return heap_alloc(heap, size);
+  /* Fast path: the size's next free block when it happens to be aligned. It
+   * always is in a bin whose block size is a multiple of the alignment (pages
+   * start on slice boundaries), which is the bin the slow path picks for
+   * small sizes; otherwise the slow path finds an aligned page. */
+  if (likely(size <= DIRECT_MAX)) {
+    page_t *page = heap->direct[(size + 15) >> 4];
+    block_t *block = page->free;
+    if (likely(block != NULL && ((uintptr_t)block & (alignment - 1)) == 0))
+      return page_take(page, block);
+  }
   return heap_malloc_slow(heap, size, alignment, false);
 }
 
@@ -121,10 +134,11 @@ char *nsalloc_strndup(const char *s, size_t n) {
   return heap_string_copy(tls_heap, s, strnlen(s, n));
 }
 
-size_t nsalloc_usable_size(const void *p) {
-  page_t *page = live_block_page(p);
-  if (likely(page != NULL)) return page_usable_size(page);
+/* Everything the fast check could not vouch for. Out of line: locate()'s
+ * out-parameter would give nsalloc_usable_size a stack frame. */
+static noinline size_t usable_size_checked(const void *p) {
   if (!p) return 0;
+  page_t *page;
   enum locate_result where = locate(p, &page);
   if (where == LOCATE_FOREIGN) return foreign_usable_size(p);
   if (where != LOCATE_OWN) {
@@ -132,6 +146,12 @@ size_t nsalloc_usable_size(const void *p) {
     return 0;
   }
   return page_usable_size(page);
+}
+
+size_t nsalloc_usable_size(const void *p) {
+  page_t *page = live_block_page(p);
+  if (likely(page != NULL)) return page_usable_size(page);
+  return usable_size_checked(p);
 }
 
 /* ---- first-class heaps -------------------------------------------------- */
