@@ -186,5 +186,9 @@ void audit_set_free(audit_set_t *set) {
   }
   free(set->artifacts);
   free(set->errors);
+  sample_free(&set->dangling_links);
+  sample_free(&set->link_loops);
+  sample_free(&set->directory_links);
+  sample_free(&set->special_files);
   memset(set, 0, sizeof *set);
 }

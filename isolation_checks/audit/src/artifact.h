@@ -95,6 +95,14 @@ typedef struct audit_set {
   size_t nerrors, errors_cap;
   size_t skipped_non_elf;   /* files met while walking a directory that hold no ELF */
   size_t skipped_duplicate; /* paths naming a file already audited */
+  /* What a directory walk met but could not or would not audit, with the
+   * smallest paths of each kind: links to nothing, links that loop (ELOOP),
+   * links to directories (never followed, so a walk always ends), and FIFOs,
+   * sockets and devices (never opened: a FIFO would block the walk). */
+  sample_t dangling_links;
+  sample_t link_loops;
+  sample_t directory_links;
+  sample_t special_files;
 } audit_set_t;
 
 void audit_set_add_artifact(audit_set_t *set, artifact_t *artifact);

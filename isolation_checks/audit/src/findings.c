@@ -56,6 +56,32 @@ static const char *const risk_nsalloc_visibility =
     "a copy that exports its API is no longer private: another copy with the same prefix, or "
     "a caller of these names, binds to it";
 
+/* What to do about each finding: concrete enough to act on without docs/audit.md. */
+static const char *const fix_duplicate_family =
+    "bundle this allocator in at most one module per process (link the others against that "
+    "module or the system allocator), or give each module a private nsalloc copy "
+    "(nsalloc_add_private_copy with a distinct PREFIX)";
+static const char *const fix_duplicate_export =
+    "hide the allocator in every module that bundles it: link with -Wl,--exclude-libs,ALL, a "
+    "version script exporting only the module's entry point, or -fvisibility=hidden; only a "
+    "deliberate interposer may export the standard names";
+static const char *const fix_vm_exports =
+    "link the allocator hidden (-Wl,--exclude-libs,ALL, or a version script with only the "
+    "entry point global) so the module exports nothing but its entry point, or use a private "
+    "nsalloc copy";
+static const char *const fix_nsalloc_visibility =
+    "build the copy with nsalloc_add_private_copy(<target> PREFIX <prefix>), which compiles it "
+    "with hidden visibility, and do not re-export its API";
+static const char *const fix_static_tls =
+    "compile every object of it with -ftls-model=global-dynamic or TLS descriptors "
+    "(-mtls-dialect=gnu2 on x86-64, the default on AArch64); drop initial-exec attributes";
+static const char *const fix_static_tls_interposer =
+    "load it only at startup (LD_PRELOAD or DT_NEEDED of the executable); to make it safe to "
+    "dlopen, compile with -ftls-model=global-dynamic or -mtls-dialect=gnu2";
+static const char *const fix_exported_tls =
+    "give the thread-local variable internal linkage (static) or hidden visibility "
+    "(__attribute__((visibility(\"hidden\"))) or -fvisibility=hidden)";
+
 /* Modules can share a process with one another and with one executable. */
 static bool could_share_a_process(size_t modules, size_t executables) {
   return modules >= 2 || (modules >= 1 && executables >= 1);
@@ -66,12 +92,13 @@ static bool takes_part(const artifact_t *artifact) {
 }
 
 static finding_t *add_finding(findings_t *out, severity_t severity, const char *kind,
-                              const char *risk, char *message) {
+                              const char *risk, const char *fix, char *message) {
   xgrow((void **)&out->items, &out->cap, out->len, sizeof out->items[0]);
   finding_t *finding = &out->items[out->len++];
   *finding = (finding_t){.severity = severity,
                          .kind = kind,
                          .risk = risk,
+                         .fix = fix,
                          .message = message,
                          .discovery = out->len - 1};
   return finding;
@@ -129,7 +156,7 @@ static void find_duplicate_families(const audit_set_t *set, findings_t *out) {
       if (!could_share_a_process(modules, executables)) continue;
       char *paths = join_artifact_paths(set, holders, count);
       finding_t *finding = add_finding(
-          out, SEVERITY_HIGH, "duplicate-family", risk_duplicate_family,
+          out, SEVERITY_HIGH, "duplicate-family", risk_duplicate_family, fix_duplicate_family,
           xasprintf("%s is bundled in %zu artifacts: %s", family_name((family_t)f), count, paths));
       free(paths);
       for (size_t i = 0; i < count; i++)
@@ -234,10 +261,10 @@ static void find_duplicate_exports(const audit_set_t *set, findings_t *out) {
     char *paths = join_artifact_paths(set, group->exporters, group->nexporters);
     char *names = join_names(
         group->names, group->nnames < NAMES_SHOWN ? group->nnames : NAMES_SHOWN, group->nnames);
-    finding_t *finding =
-        add_finding(out, SEVERITY_HIGH, "duplicate-export", risk_duplicate_export,
-                    xasprintf("%zu allocator symbol%s exported by %s: %s", group->nnames,
-                              group->nnames == 1 ? "" : "s", paths, names));
+    finding_t *finding = add_finding(
+        out, SEVERITY_HIGH, "duplicate-export", risk_duplicate_export, fix_duplicate_export,
+        xasprintf("%zu allocator symbol%s exported by %s: %s", group->nnames,
+                  group->nnames == 1 ? "" : "s", paths, names));
     free(paths);
     free(names);
     for (size_t k = 0; k < group->nexporters; k++)
@@ -259,7 +286,7 @@ static void find_exported_tls(const audit_set_t *set, findings_t *out) {
     if (!takes_part(artifact) || artifact->exported_tls.count == 0) continue;
     char *names = sample_text(&artifact->exported_tls);
     finding_t *finding =
-        add_finding(out, SEVERITY_MEDIUM, "exported-tls", risk_exported_tls,
+        add_finding(out, SEVERITY_MEDIUM, "exported-tls", risk_exported_tls, fix_exported_tls,
                     xasprintf("%s exports thread-local symbol%s %s", artifact->path,
                               artifact->exported_tls.count == 1 ? "" : "s", names));
     free(names);
@@ -274,7 +301,7 @@ static void find_static_tls(const audit_set_t *set, findings_t *out) {
     if (!takes_part(artifact) || !artifact->static_tls || artifact->kind == KIND_EXECUTABLE)
       continue;
     severity_t severity;
-    const char *risk, *what;
+    const char *risk, *what, *fix = fix_static_tls;
     if (artifact->kind != KIND_SHARED_OBJECT) {
       severity = SEVERITY_MEDIUM, risk = risk_static_tls_object,
       what = artifact_kind_name(artifact->kind);
@@ -282,11 +309,12 @@ static void find_static_tls(const audit_set_t *set, findings_t *out) {
       severity = SEVERITY_HIGH, risk = risk_static_tls_module, what = "VM extension module";
     } else if (artifact_has_family(artifact, FAMILY_INTERPOSER)) {
       severity = SEVERITY_LOW, risk = risk_static_tls_interposer, what = "interposer";
+      fix = fix_static_tls_interposer;
     } else {
       severity = SEVERITY_MEDIUM, risk = risk_static_tls_module, what = "shared object";
     }
     finding_t *finding = add_finding(
-        out, severity, "static-tls", risk,
+        out, severity, "static-tls", risk, fix,
         xasprintf("%s %s uses static TLS (%s)", what, artifact->path, artifact->static_tls));
     finding_add_artifact(finding, i);
   }
@@ -302,7 +330,7 @@ static void find_vm_module_exports(const audit_set_t *set, findings_t *out) {
       if (f == FAMILY_NSALLOC || exported->count == 0) continue;
       char *names = sample_text(exported);
       finding_t *finding = add_finding(
-          out, SEVERITY_HIGH, "vm-module-exports-allocator", risk_vm_exports,
+          out, SEVERITY_HIGH, "vm-module-exports-allocator", risk_vm_exports, fix_vm_exports,
           xasprintf("%s %s exports unprefixed %s symbols: %s", artifact->host_vm, artifact->path,
                     f == FAMILY_INTERPOSER ? "standard allocator" : family_name((family_t)f),
                     names));
@@ -327,6 +355,7 @@ static void find_nsalloc_visibility(const audit_set_t *set, findings_t *out) {
       char *reason = xasprintf(why, copy->id.prefix);
       finding_t *finding = add_finding(
           out, SEVERITY_HIGH, "nsalloc-default-visibility", risk_nsalloc_visibility,
+          fix_nsalloc_visibility,
           xasprintf("nsalloc copy prefix=%s in %s is %s", copy->id.prefix, artifact->path, reason));
       free(reason);
       finding_add_artifact(finding, i);

@@ -23,6 +23,7 @@ typedef struct finding {
   const char *kind;  /* stable identifier, e.g. "duplicate-family" */
   char *message;     /* what was found, naming the artifacts */
   const char *risk;  /* one line: why it matters */
+  const char *fix;   /* one line: what to change so the finding goes away */
   size_t *artifacts; /* indexes into the set, ascending */
   size_t nartifacts;
   size_t discovery; /* position in the order findings were made (keeps sorting stable) */

@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define AUDIT_VERSION "0.1.0"
-
 static void usage(FILE *out) {
   fputs("usage: nsalloc-audit [--json] [--fail-on=low|medium|high] PATH...\n"
         "\n"
@@ -73,6 +71,12 @@ int main(int argc, char **argv) {
   for (int i = optind; i < argc; i++)
     inputs_audit_argument(&inputs, argv[i]);
   inputs_free(&inputs);
+  /* Auditing nothing must not pass: a wrong path or an empty build
+   * directory would otherwise turn a CI gate green. */
+  if (set.nartifacts == 0 && set.nerrors == 0)
+    audit_set_add_error(&set, argv[optind],
+                        "no artifact was audited: no ELF file, static archive or zip with ELF "
+                        "members was found");
 
   findings_t findings;
   findings_compute(&set, &findings);

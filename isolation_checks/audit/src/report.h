@@ -13,6 +13,11 @@
 
 #include <stdio.h>
 
+#define AUDIT_VERSION "0.2.0"
+/* The version of the JSON document's shape (schema/report.schema.json):
+ * raised whenever a field is removed or changes meaning. */
+#define AUDIT_JSON_SCHEMA_VERSION 1
+
 typedef struct report_outcome {
   severity_t fail_on;
   size_t failing_findings; /* findings at or above fail_on */

@@ -114,7 +114,10 @@ static void json_artifact(FILE *out, const artifact_t *artifact) {
 
 void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
                  const report_outcome_t *outcome) {
-  fputs("{\n  \"artifacts\": [\n", out);
+  fprintf(out,
+          "{\n  \"tool\": {\"name\": \"nsalloc-audit\", \"version\": \"%s\"},\n"
+          "  \"schema_version\": %d,\n  \"artifacts\": [\n",
+          AUDIT_VERSION, AUDIT_JSON_SCHEMA_VERSION);
   for (size_t i = 0; i < set->nartifacts; i++) {
     json_artifact(out, set->artifacts[i]);
     fputs(i + 1 < set->nartifacts ? ",\n" : "\n", out);
@@ -138,6 +141,8 @@ void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
     json_string(out, finding->message);
     fputs(", \"risk\": ", out);
     json_string(out, finding->risk);
+    fputs(", \"fix\": ", out);
+    json_string(out, finding->fix);
     fputs(", \"artifacts\": [", out);
     for (size_t a = 0; a < finding->nartifacts; a++) {
       if (a) fputs(", ", out);
@@ -145,9 +150,17 @@ void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
     }
     fputs(i + 1 < findings->len ? "]},\n" : "]}\n", out);
   }
+  fprintf(out, "  ],\n  \"skipped\": {\"without_elf\": %zu, \"seen_twice\": %zu",
+          set->skipped_non_elf, set->skipped_duplicate);
+  fputs(", \"dangling_links\": ", out);
+  json_sample(out, &set->dangling_links);
+  fputs(", \"link_loops\": ", out);
+  json_sample(out, &set->link_loops);
+  fputs(", \"directory_links\": ", out);
+  json_sample(out, &set->directory_links);
+  fputs(", \"special_files\": ", out);
+  json_sample(out, &set->special_files);
   fprintf(out,
-          "  ],\n  \"skipped\": {\"without_elf\": %zu, \"seen_twice\": %zu},\n"
-          "  \"fail_on\": \"%s\",\n  \"failing_findings\": %zu,\n  \"exit_status\": %d\n}\n",
-          set->skipped_non_elf, set->skipped_duplicate, severity_name(outcome->fail_on),
-          outcome->failing_findings, outcome->exit_status);
+          "},\n  \"fail_on\": \"%s\",\n  \"failing_findings\": %zu,\n  \"exit_status\": %d\n}\n",
+          severity_name(outcome->fail_on), outcome->failing_findings, outcome->exit_status);
 }

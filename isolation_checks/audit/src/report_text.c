@@ -95,6 +95,15 @@ static void print_artifact(FILE *out, const artifact_t *artifact) {
   fputc('\n', out);
 }
 
+static void print_passed_over(FILE *out, const char *what, const sample_t *sample) {
+  if (!sample->count) return;
+  fprintf(out, "  %zu %s%s: ", sample->count, what, plural(sample->count));
+  for (size_t k = 0; k < sample->kept; k++)
+    fprintf(out, "%s%s", k ? ", " : "", sample->names[k]);
+  if (sample->count > sample->kept) fprintf(out, " and %zu more", sample->count - sample->kept);
+  fputc('\n', out);
+}
+
 void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
                  const report_outcome_t *outcome) {
   fprintf(out, "nsalloc-audit: %zu artifact%s, %zu error%s, %zu finding%s", set->nartifacts,
@@ -106,6 +115,15 @@ void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
   fputs("\n\n", out);
   for (size_t i = 0; i < set->nartifacts; i++)
     print_artifact(out, set->artifacts[i]);
+  if (set->dangling_links.count || set->link_loops.count || set->directory_links.count ||
+      set->special_files.count) {
+    fputs("not audited (met while walking):\n", out);
+    print_passed_over(out, "dangling link", &set->dangling_links);
+    print_passed_over(out, "symbolic link loop", &set->link_loops);
+    print_passed_over(out, "link to a directory (not followed)", &set->directory_links);
+    print_passed_over(out, "FIFO, socket or device", &set->special_files);
+    fputc('\n', out);
+  }
   if (set->nerrors) {
     fputs("errors:\n", out);
     for (size_t i = 0; i < set->nerrors; i++)
@@ -116,8 +134,8 @@ void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
   fputs(findings->len ? "\n" : " none\n", out);
   for (size_t i = 0; i < findings->len; i++) {
     const finding_t *finding = &findings->items[i];
-    fprintf(out, "  [%s] %s: %s\n    risk: %s\n", severity_name(finding->severity), finding->kind,
-            finding->message, finding->risk);
+    fprintf(out, "  [%s] %s: %s\n    risk: %s\n    fix: %s\n", severity_name(finding->severity),
+            finding->kind, finding->message, finding->risk, finding->fix);
   }
   fprintf(out, "\nexit status %d: %zu finding%s at or above %s, %zu error%s\n",
           outcome->exit_status, outcome->failing_findings, plural(outcome->failing_findings),
