@@ -63,7 +63,8 @@ typedef struct artifact {
   size_t ncopies;
 
   sample_t exported_tls;       /* exported thread-local symbols */
-  nameset_t allocator_exports; /* exported allocator entry points and TLS symbols */
+  nameset_t allocator_exports; /* exported allocator entry points */
+  nameset_t tls_exports;       /* exported thread-locals that are no family's symbols */
   nameset_t malloc_defined;    /* defined symbols ending in "malloc" */
   nameset_t malloc_exported;   /* exported symbols ending in "malloc" */
 
@@ -103,10 +104,20 @@ typedef struct audit_set {
   sample_t link_loops;
   sample_t directory_links;
   sample_t special_files;
+  /* Paths the user excluded (--exclude, baseline "exclude" lines): the
+   * patterns (borrowed) and what they matched. */
+  char *const *excludes;
+  size_t nexcludes;
+  sample_t excluded;
 } audit_set_t;
 
 void audit_set_add_artifact(audit_set_t *set, artifact_t *artifact);
 void audit_set_add_error(audit_set_t *set, const char *path, const char *message);
+/* True, and counted in set->excluded, when path matches an exclude pattern
+ * (fnmatch without FNM_PATHNAME, so '*' also matches '/'). A directory also
+ * matches with a trailing '/', so one pattern ending in "/tests/" and '*'
+ * skips every tests directory without walking it. */
+bool audit_set_excludes(audit_set_t *set, const char *path, bool directory);
 void audit_set_free(audit_set_t *set);
 
 #endif

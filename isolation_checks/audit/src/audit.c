@@ -36,6 +36,10 @@ static void on_container_member(void *ctx, const char *member, char *image, size
   container_walk_t *walk = ctx;
   char *path = member_path(walk, member);
   walk->elf_members++;
+  if (audit_set_excludes(walk->set, path, false)) {
+    free(path);
+    return;
+  }
   if (walk->archive) {
     scan_into(walk->set, walk->archive, path, image, size);
   } else {

@@ -91,7 +91,8 @@ static void scan_symbol(artifact_t *artifact, const char *name, const GElf_Sym *
   }
   if (exported && type == STT_TLS) {
     sample_add(&artifact->exported_tls, name);
-    nameset_add(&artifact->allocator_exports, name);
+    /* A family's own thread-locals are allocator symbols (added above). */
+    if (family == FAMILY_COUNT) nameset_add(&artifact->tls_exports, name);
   }
   if (ends_with(name, "malloc")) {
     if (defined_in_symtab) nameset_add(&artifact->malloc_defined, name);

@@ -75,6 +75,7 @@ static void walk_entry(inputs_t *inputs, const char *child) {
     add_errno_error(inputs, child, errno);
     return;
   }
+  if (audit_set_excludes(inputs->set, child, S_ISDIR(st.st_mode))) return;
   if (S_ISDIR(st.st_mode)) {
     walk_directory(inputs, child);
     return;
@@ -117,6 +118,8 @@ static void audit_path(inputs_t *inputs, const char *path) {
   struct stat st;
   if (stat(path, &st) != 0) {
     add_errno_error(inputs, path, errno);
+  } else if (audit_set_excludes(inputs->set, path, S_ISDIR(st.st_mode))) {
+    return;
   } else if (S_ISDIR(st.st_mode)) {
     walk_directory(inputs, path);
   } else if (S_ISREG(st.st_mode)) {

@@ -9,6 +9,7 @@
 #define AUDIT_REPORT_H
 
 #include "artifact.h"
+#include "baseline.h"
 #include "findings.h"
 
 #include <stdio.h>
@@ -20,7 +21,10 @@
 
 typedef struct report_outcome {
   severity_t fail_on;
-  size_t failing_findings; /* findings at or above fail_on */
+  size_t failing_findings;    /* findings at or above fail_on that no baseline accepts */
+  size_t accepted_findings;   /* findings a baseline accepts (never failing) */
+  const baseline_t *baseline; /* NULL without --baseline or --write-baseline */
+  const char *baseline_path;
   int exit_status;
 } report_outcome_t;
 

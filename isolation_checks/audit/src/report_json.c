@@ -112,6 +112,24 @@ static void json_artifact(FILE *out, const artifact_t *artifact) {
   fputc('}', out);
 }
 
+/* null, or the baseline's path, entry count and the lines that accepted nothing. */
+static void json_baseline(FILE *out, const report_outcome_t *outcome) {
+  if (!outcome->baseline) {
+    fputs("null", out);
+    return;
+  }
+  fputs("{\"path\": ", out);
+  json_string(out, outcome->baseline_path);
+  fprintf(out, ", \"entries\": %zu, \"unused_lines\": [", outcome->baseline->len);
+  const char *between = "";
+  for (size_t e = 0; e < outcome->baseline->len; e++) {
+    if (outcome->baseline->entries[e].accepted) continue;
+    fprintf(out, "%s%zu", between, outcome->baseline->entries[e].line);
+    between = ", ";
+  }
+  fputs("]}", out);
+}
+
 void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
                  const report_outcome_t *outcome) {
   fprintf(out,
@@ -143,6 +161,12 @@ void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
     json_string(out, finding->risk);
     fputs(", \"fix\": ", out);
     json_string(out, finding->fix);
+    fputs(", \"family\": ", out);
+    json_string_or_null(out, finding->family);
+    if (finding->accepted_by)
+      fprintf(out, ", \"accepted_by_baseline_line\": %zu", finding->accepted_by);
+    else
+      fputs(", \"accepted_by_baseline_line\": null", out);
     fputs(", \"artifacts\": [", out);
     for (size_t a = 0; a < finding->nartifacts; a++) {
       if (a) fputs(", ", out);
@@ -160,7 +184,13 @@ void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
   json_sample(out, &set->directory_links);
   fputs(", \"special_files\": ", out);
   json_sample(out, &set->special_files);
+  fputs(", \"excluded\": ", out);
+  json_sample(out, &set->excluded);
+  fputs("},\n  \"baseline\": ", out);
+  json_baseline(out, outcome);
   fprintf(out,
-          "},\n  \"fail_on\": \"%s\",\n  \"failing_findings\": %zu,\n  \"exit_status\": %d\n}\n",
-          severity_name(outcome->fail_on), outcome->failing_findings, outcome->exit_status);
+          ",\n  \"fail_on\": \"%s\",\n  \"failing_findings\": %zu,\n"
+          "  \"accepted_findings\": %zu,\n  \"exit_status\": %d\n}\n",
+          severity_name(outcome->fail_on), outcome->failing_findings, outcome->accepted_findings,
+          outcome->exit_status);
 }

@@ -68,6 +68,9 @@ static void print_artifact(FILE *out, const artifact_t *artifact) {
     fprintf(out, "  host VM: %s (entry point %s)\n", artifact->host_vm, artifact->host_vm_entry);
   if (artifact->system_runtime)
     fputs("  role: system C/C++ runtime (not counted in set-level findings)\n", out);
+  else if (artifact->kind == KIND_ARCHIVE || artifact->kind == KIND_RELOCATABLE)
+    fputs("  role: link input (bundled into what links it; never paired with loaded modules)\n",
+          out);
   fprintf(out, "  tls: %s", report_tls_model(artifact));
   if (artifact->static_tls) fprintf(out, " (%s)", artifact->static_tls);
   fputs("\n  allocators:", out);
@@ -104,6 +107,24 @@ static void print_passed_over(FILE *out, const char *what, const sample_t *sampl
   fputc('\n', out);
 }
 
+/* Entries that accepted nothing: the finding was fixed (delete the line) or
+ * the line no longer matches what the audit reports. */
+static void print_baseline_use(FILE *out, const report_outcome_t *outcome) {
+  const baseline_t *baseline = outcome->baseline;
+  size_t unused = 0;
+  for (size_t e = 0; e < baseline->len; e++)
+    unused += baseline->entries[e].accepted == 0;
+  fprintf(out, "\nbaseline %s: %zu entr%s, %zu unused", outcome->baseline_path, baseline->len,
+          baseline->len == 1 ? "y" : "ies", unused);
+  const char *between = unused == 1 ? " (line " : " (lines ";
+  for (size_t e = 0; e < baseline->len; e++) {
+    if (baseline->entries[e].accepted) continue;
+    fprintf(out, "%s%zu", between, baseline->entries[e].line);
+    between = ", ";
+  }
+  fputs(unused ? "; fixed or no longer matching: delete them)\n" : "\n", out);
+}
+
 void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
                  const report_outcome_t *outcome) {
   fprintf(out, "nsalloc-audit: %zu artifact%s, %zu error%s, %zu finding%s", set->nartifacts,
@@ -116,8 +137,9 @@ void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
   for (size_t i = 0; i < set->nartifacts; i++)
     print_artifact(out, set->artifacts[i]);
   if (set->dangling_links.count || set->link_loops.count || set->directory_links.count ||
-      set->special_files.count) {
-    fputs("not audited (met while walking):\n", out);
+      set->special_files.count || set->excluded.count) {
+    fputs("not audited:\n", out);
+    print_passed_over(out, "path excluded", &set->excluded);
     print_passed_over(out, "dangling link", &set->dangling_links);
     print_passed_over(out, "symbolic link loop", &set->link_loops);
     print_passed_over(out, "link to a directory (not followed)", &set->directory_links);
@@ -136,8 +158,14 @@ void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
     const finding_t *finding = &findings->items[i];
     fprintf(out, "  [%s] %s: %s\n    risk: %s\n    fix: %s\n", severity_name(finding->severity),
             finding->kind, finding->message, finding->risk, finding->fix);
+    if (finding->accepted_by)
+      fprintf(out, "    accepted: %s line %zu\n", outcome->baseline_path, finding->accepted_by);
   }
-  fprintf(out, "\nexit status %d: %zu finding%s at or above %s, %zu error%s\n",
-          outcome->exit_status, outcome->failing_findings, plural(outcome->failing_findings),
-          severity_name(outcome->fail_on), set->nerrors, plural(set->nerrors));
+  if (outcome->baseline) print_baseline_use(out, outcome);
+  fprintf(out, "\nexit status %d: %zu finding%s at or above %s", outcome->exit_status,
+          outcome->failing_findings, plural(outcome->failing_findings),
+          severity_name(outcome->fail_on));
+  if (outcome->baseline)
+    fprintf(out, " not in the baseline (%zu accepted)", outcome->accepted_findings);
+  fprintf(out, ", %zu error%s\n", set->nerrors, plural(set->nerrors));
 }
