@@ -23,7 +23,7 @@ static bool starts_with(const char *s, const char *prefix) {
  * reported but never counted as a bundled copy. name is the soname, or the
  * file name (libc.a, libm.so.6) when there is none; it is compared by its
  * stem, the part before ".so" or a final ".a". */
-static bool is_system_runtime(const char *name) {
+bool artifact_is_system_runtime_name(const char *name) {
   static const char *const stems[] = {
       "libc",         "libc_nonshared", "libc_malloc_debug", "libm",      "libmvec",
       "libresolv",    "libnsl",         "libpthread",        "libdl",     "librt",
@@ -45,9 +45,7 @@ static bool is_system_runtime(const char *name) {
   return false;
 }
 
-/* The file name of an artifact's path: after the last '/', or after the '!'
- * or '(' that names a member of a zip or an archive. */
-static const char *file_name_of(const char *path) {
+const char *artifact_file_name(const char *path) {
   const char *name = path;
   for (const char *p = path; *p; p++) {
     if (*p == '/' || *p == '!' || *p == '(') name = p + 1;
@@ -62,7 +60,7 @@ static const char *file_name_of(const char *path) {
  * none, is "lib" + prefix without its trailing '_' followed by '.' or '-'. */
 static bool is_distribution_library(const artifact_t *artifact, const char *prefix) {
   if (artifact->kind != KIND_SHARED_OBJECT && artifact->kind != KIND_ARCHIVE) return false;
-  const char *name = artifact->soname ? artifact->soname : file_name_of(artifact->path);
+  const char *name = artifact->soname ? artifact->soname : artifact_file_name(artifact->path);
   size_t stem = strlen(prefix);
   if (stem > 0 && prefix[stem - 1] == '_') stem--;
   return stem > 0 && starts_with(name, "lib") && strncmp(name + 3, prefix, stem) == 0 &&
@@ -87,8 +85,8 @@ static artifact_kind_t kind_of(const artifact_t *artifact) {
 
 void artifact_finish(artifact_t *artifact) {
   if (artifact->kind != KIND_ARCHIVE) artifact->kind = kind_of(artifact);
-  artifact->system_runtime =
-      is_system_runtime(artifact->soname ? artifact->soname : file_name_of(artifact->path));
+  artifact->system_runtime = artifact_is_system_runtime_name(
+      artifact->soname ? artifact->soname : artifact_file_name(artifact->path));
   for (size_t i = 0; i < artifact->ncopies; i++) {
     nsalloc_copy_t *copy = &artifact->copies[i];
     if (!copy->id.valid) continue;
@@ -115,6 +113,14 @@ void artifact_free(artifact_t *artifact) {
   sample_free(&artifact->exported_tls);
   nameset_free(&artifact->allocator_exports);
   nameset_free(&artifact->tls_exports);
+  nameset_free(&artifact->needed);
+  for (size_t i = 0; i < artifact->ndeps; i++) {
+    free(artifact->deps[i].name);
+    free(artifact->deps[i].path);
+  }
+  free(artifact->deps);
+  free(artifact->runpath);
+  free(artifact->needed_by);
   nameset_free(&artifact->malloc_defined);
   nameset_free(&artifact->malloc_exported);
   free(artifact->path);
@@ -127,6 +133,18 @@ bool artifact_has_family(const artifact_t *artifact, family_t family) {
   if (family == FAMILY_NSALLOC) return artifact->ncopies > 0;
   const family_evidence_t *evidence = &artifact->families[family];
   return evidence->strings || evidence->defined.count || evidence->exported.count;
+}
+
+uint32_t artifact_families(const artifact_t *artifact) {
+  uint32_t families = 0;
+  for (int f = 0; f < FAMILY_COUNT; f++) {
+    if (artifact_has_family(artifact, (family_t)f)) families |= UINT32_C(1) << f;
+  }
+  return families;
+}
+
+bool artifact_same_abi(const artifact_t *a, const artifact_t *b) {
+  return a->machine == b->machine && a->elf_class == b->elf_class && a->big_endian == b->big_endian;
 }
 
 const char *artifact_kind_name(artifact_kind_t kind) {

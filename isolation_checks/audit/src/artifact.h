@@ -42,6 +42,14 @@ typedef struct nsalloc_copy {
 
 #define NSALLOC_COPIES_MAX 16
 
+/* One DT_NEEDED entry that brings allocators in, directly or through its
+ * own DT_NEEDED entries. */
+typedef struct dependency {
+  char *name;        /* as DT_NEEDED says: "libjemalloc.so.2" */
+  char *path;        /* where it was found: an audited artifact's path or a file */
+  uint32_t families; /* bit f: family f is in it or in what it needs */
+} dependency_t;
+
 typedef struct artifact {
   char *path;
   artifact_kind_t kind;
@@ -68,6 +76,17 @@ typedef struct artifact {
   nameset_t malloc_defined;    /* defined symbols ending in "malloc" */
   nameset_t malloc_exported;   /* exported symbols ending in "malloc" */
 
+  nameset_t needed;   /* DT_NEEDED names */
+  char *runpath;      /* DT_RUNPATH, else DT_RPATH (colon-separated), or NULL */
+  dependency_t *deps; /* DT_NEEDED entries bringing allocators (needed.h) */
+  size_t ndeps, deps_cap;
+  size_t unresolved_needed; /* DT_NEEDED names found neither in the set nor on disk */
+  char *needed_by;          /* for a library added because another needs it: that artifact */
+
+  /* Resolution state (needed.c): families held or loaded through DT_NEEDED. */
+  enum { NEEDED_UNRESOLVED, NEEDED_RESOLVING, NEEDED_RESOLVED } needed_state;
+  uint32_t needed_families;
+
   /* Scan state: ELF kind flags combined over members until artifact_finish(). */
   bool has_interp; /* PT_INTERP */
   bool pie;        /* DF_1_PIE */
@@ -80,6 +99,15 @@ artifact_t *artifact_new(const char *path);
 void artifact_finish(artifact_t *artifact);
 void artifact_free(artifact_t *artifact);
 bool artifact_has_family(const artifact_t *artifact, family_t family);
+/* Bit f set when artifact_has_family(artifact, f). */
+uint32_t artifact_families(const artifact_t *artifact);
+/* Same machine, class and byte order: the artifacts can share a process. */
+bool artifact_same_abi(const artifact_t *a, const artifact_t *b);
+/* True for the C library and the C/C++ runtimes, by soname or file name. */
+bool artifact_is_system_runtime_name(const char *name);
+/* The file name of a path: after the last '/', or after the '!' or '(' that
+ * names a member of a zip or an archive. */
+const char *artifact_file_name(const char *path);
 /* "ELF64 LSB shared object, x86-64" and similar. Caller frees. */
 char *artifact_describe(const artifact_t *artifact);
 const char *artifact_kind_name(artifact_kind_t kind);

@@ -213,6 +213,16 @@ static void scan_dynamic(artifact_t *artifact, Elf *elf, const GElf_Shdr *shdr, 
     else if (dyn.d_tag == DT_SONAME && !artifact->soname) {
       const char *soname = elf_strptr(elf, shdr->sh_link, dyn.d_un.d_val);
       if (soname) artifact->soname = xstrdup(soname);
+    } else if (dyn.d_tag == DT_NEEDED) {
+      const char *needed = elf_strptr(elf, shdr->sh_link, dyn.d_un.d_val);
+      if (needed && needed[0]) nameset_add(&artifact->needed, needed);
+    } else if (dyn.d_tag == DT_RUNPATH || (dyn.d_tag == DT_RPATH && !artifact->runpath)) {
+      /* The loader ignores DT_RPATH when DT_RUNPATH is present. */
+      const char *runpath = elf_strptr(elf, shdr->sh_link, dyn.d_un.d_val);
+      if (runpath) {
+        free(artifact->runpath);
+        artifact->runpath = xstrdup(runpath);
+      }
     }
   }
 }

@@ -8,6 +8,7 @@
 #include "baseline.h"
 #include "findings.h"
 #include "inputs.h"
+#include "needed.h"
 #include "report.h"
 #include "util.h"
 
@@ -124,6 +125,7 @@ int main(int argc, char **argv) {
     audit_set_add_error(&set, argv[optind],
                         "no artifact was audited: no ELF file, static archive or zip with ELF "
                         "members was found");
+  needed_resolve(&set);
 
   findings_t findings;
   findings_compute(&set, &findings);

@@ -109,6 +109,25 @@ static void json_artifact(FILE *out, const artifact_t *artifact) {
   json_sample(out, &artifact->exported_tls);
   fprintf(out, ", \"allocator_exports_truncated\": %s",
           artifact->allocator_exports.overflowed ? "true" : "false");
+  fputs(", \"needed_by\": ", out);
+  json_string_or_null(out, artifact->needed_by);
+  fputs(", \"dependencies\": [", out);
+  for (size_t i = 0; i < artifact->ndeps; i++) {
+    fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+    json_string(out, artifact->deps[i].name);
+    fputs(", \"path\": ", out);
+    json_string(out, artifact->deps[i].path);
+    fputs(", \"families\": [", out);
+    const char *between = "";
+    for (int f = 0; f < FAMILY_COUNT; f++) {
+      if (!(artifact->deps[i].families & (UINT32_C(1) << f))) continue;
+      fputs(between, out);
+      json_string(out, family_name((family_t)f));
+      between = ", ";
+    }
+    fputs("]}", out);
+  }
+  fprintf(out, "], \"unresolved_needed\": %zu", artifact->unresolved_needed);
   fputc('}', out);
 }
 

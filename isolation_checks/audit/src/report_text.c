@@ -59,11 +59,42 @@ static void print_nsalloc_copy(FILE *out, const nsalloc_copy_t *copy) {
           copy->distribution ? " (the copy's own shared library)" : "");
 }
 
+static void print_family_list(FILE *out, uint32_t families) {
+  const char *between = "";
+  for (int f = 0; f < FAMILY_COUNT; f++) {
+    if (!(families & (UINT32_C(1) << f))) continue;
+    fprintf(out, "%s%s", between, family_name((family_t)f));
+    between = ", ";
+  }
+}
+
+/* What the artifact loads through DT_NEEDED (needed.h). */
+static void print_dependencies(FILE *out, const artifact_t *artifact) {
+  if (artifact->ndeps) {
+    uint32_t all = 0;
+    for (size_t i = 0; i < artifact->ndeps; i++)
+      all |= artifact->deps[i].families;
+    fputs("  allocators via DT_NEEDED: ", out);
+    print_family_list(out, all);
+    fputc('\n', out);
+  }
+  for (size_t i = 0; i < artifact->ndeps; i++) {
+    fprintf(out, "    %s => %s: ", artifact->deps[i].name, artifact->deps[i].path);
+    print_family_list(out, artifact->deps[i].families);
+    fputc('\n', out);
+  }
+  if (artifact->unresolved_needed)
+    fprintf(out, "  DT_NEEDED not found: %zu librar%s (neither audited nor on this machine)\n",
+            artifact->unresolved_needed, artifact->unresolved_needed == 1 ? "y" : "ies");
+}
+
 static void print_artifact(FILE *out, const artifact_t *artifact) {
   char *description = artifact_describe(artifact);
   fprintf(out, "%s\n  type: %s\n", artifact->path, description);
   free(description);
   if (artifact->soname) fprintf(out, "  soname: %s\n", artifact->soname);
+  if (artifact->needed_by)
+    fprintf(out, "  loaded through DT_NEEDED of %s (found on disk)\n", artifact->needed_by);
   if (artifact->host_vm)
     fprintf(out, "  host VM: %s (entry point %s)\n", artifact->host_vm, artifact->host_vm_entry);
   if (artifact->system_runtime)
@@ -80,6 +111,7 @@ static void print_artifact(FILE *out, const artifact_t *artifact) {
       fprintf(out, "%s %s", families++ ? "," : "", family_name((family_t)f));
   }
   fputs(families ? "\n" : " none\n", out);
+  print_dependencies(out, artifact);
   for (size_t c = 0; c < artifact->ncopies; c++)
     print_nsalloc_copy(out, &artifact->copies[c]);
   for (int f = 0; f < FAMILY_COUNT; f++) {
