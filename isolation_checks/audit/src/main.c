@@ -123,8 +123,8 @@ int main(int argc, char **argv) {
    * directory would otherwise turn a CI gate green. */
   if (set.nartifacts == 0 && set.nerrors == 0)
     audit_set_add_error(&set, argv[optind],
-                        "no artifact was audited: no ELF file, static archive or zip with ELF "
-                        "members was found");
+                        "no artifact was audited: no ELF file, nor an archive, zip or tarball "
+                        "with ELF members, was found");
   needed_resolve(&set);
 
   findings_t findings;

@@ -62,7 +62,7 @@ for dir in nothing/empty nothing/dangling nothing/sources; do
   "$tool" "$dir" >nothing.txt 2>nothing.err
   status=$?
   expect_status 2 "$dir: zero audited artifacts is exit status 2"
-  expect_line nothing.err "nsalloc-audit: $dir: no artifact was audited: no ELF file, static archive or zip with ELF members was found" \
+  expect_line nothing.err "nsalloc-audit: $dir: no artifact was audited: no ELF file, nor an archive, zip or tarball with ELF members, was found" \
     "$dir: the error says nothing was audited"
 done
 "$tool" --json nothing/dangling >nothing.json 2>/dev/null

@@ -64,10 +64,10 @@ for expected in \
   "truncated_header.so: truncated or corrupt: the section header table ends past the end of the file" \
   "truncated_early.so: truncated or corrupt: the section header table ends past the end of the file" \
   "truncated_half.so: truncated or corrupt: the section header table ends past the end of the file" \
-  "random.bin: not an ELF file, static archive or zip" \
+  "random.bin: not an ELF file, static archive, zip or tarball" \
   "random_elf_magic.so: corrupt ELF header: unknown class, byte order or version" \
   "bad_section_offset.so: truncated or corrupt: the section header table ends past the end of the file" \
-  "text.so: not an ELF file, static archive or zip" \
+  "text.so: not an ELF file, static archive, zip or tarball" \
   "empty.so: empty file" \
   "truncated_member.a\(plain.o\): Truncated ar archive" \
   "truncated_header.a: truncated or corrupt: [0-9]+ bytes after the last member" \
@@ -80,6 +80,45 @@ expect_line report.txt "    nsalloc: prefix=a_ version=0.1.0 visibility=hidden t
   "the good file's evidence is complete"
 expect_line report.txt "  type: static archive, 2 ELF members (ELF64 LSB relocatable, x86-64)" \
   "the complete members of a truncated archive are audited"
+
+# --- compressed and nested containers past the limits ------------------------
+# A tar member declaring 3 GiB (past the 1 GiB member limit) is refused
+# before anything is read; a truncated tarball and a corrupt gzip stream are
+# errors; a tarball in a wheel in a tarball is opened (depth 2, within 3).
+python3 - "$fixtures/nif_jemalloc_a.stripped.so" <<'PY'
+import gzip, io, sys, tarfile, zipfile
+def tar_bytes(members, mode="w:gz"):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode=mode) as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), 0
+            t.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+header = tarfile.TarInfo("huge.so")
+header.size = 3 << 30
+open("huge_member.tar.gz", "wb").write(gzip.compress(header.tobuf() + b"\0" * 4096, mtime=0))
+module = open(sys.argv[1], "rb").read()
+whole = tar_bytes([("lib/a.so", module)])
+open("truncated.tar.gz", "wb").write(whole[: len(whole) // 2])
+open("corrupt.tar.gz", "wb").write(whole[:20] + bytes(200) + whole[220:])
+wheel = io.BytesIO()
+with zipfile.ZipFile(wheel, "w") as z:
+    z.writestr("pkg/sdist.tar.gz", tar_bytes([("x/a.so", module)]))
+open("nested.tar.gz", "wb").write(tar_bytes([("dist/pkg.whl", wheel.getvalue())]))
+PY
+run_bounded 60 limits.txt limits.err huge_member.tar.gz truncated.tar.gz corrupt.tar.gz \
+  nested.tar.gz
+status=$?
+[ "$status" = 2 ] && pass "containers past the limits: exit status 2" ||
+  fail "containers past the limits: exit status $status, expected 2"
+sed "s|^nsalloc-audit: ||" limits.err >limits.clean
+expect_line limits.clean "huge_member.tar.gz!huge.so: member larger than 1073741824 bytes" \
+  "a member past the size limit is refused, named"
+expect_match limits.clean "truncated.tar.gz(!lib/a.so)?: .+" "a truncated tarball is an error"
+expect_match limits.clean "corrupt.tar.gz(!.*)?: .+" "a corrupt gzip stream is an error"
+expect_line limits.txt "nested.tar.gz!dist/pkg.whl!pkg/sdist.tar.gz!x/a.so" \
+  "a tarball in a wheel in a tarball is opened"
 
 # --- a huge symbol table ------------------------------------------------------
 python3 - <<'PY'
