@@ -39,6 +39,11 @@ expect_match "$work/one.txt" "    libjemalloc\.so\.2 => /(usr/)?lib/[a-z0-9_-]+/
 expect_line "$work/one.txt" "  loaded through DT_NEEDED of nif_needs_jemalloc_a.so (found on disk)" \
   "the library joins the set, naming who needs it"
 
+# A module needing Debian's Boehm GC.
+"$tool" mod_needs_gc.so >"$work/gc.txt" 2>&1
+expect_match "$work/gc.txt" "    libgc\.so\.1 => /(usr/)?lib/[a-z0-9_-]+/libgc\.so\.1: boehm-gc" \
+  "Boehm GC loaded through DT_NEEDED is reported"
+
 # Two modules needing the same shared library load one copy of it.
 "$tool" nif_needs_jemalloc_a.so nif_needs_jemalloc_b.so >"$work/two.txt" 2>&1
 status=$?

@@ -49,6 +49,7 @@ check "${scudo:-libclang_rt.scudo_standalone-x86_64.so}" libclang-rt-14-dev "all
 check "$lib/libc.so.6" libc6 "allocators: dlmalloc, interposer" \
   "  role: system C/C++ runtime (not counted in set-level findings)"
 check "$lib/libffi.so.8" libffi8 "allocators: none"
+check "$lib/libgc.so.1" libgc1 "allocators: boehm-gc"
 # The rest of the C library is the system runtime too (the static libc.a included).
 runtime="  role: system C/C++ runtime (not counted in set-level findings)"
 check "$lib/libm.so.6" libc6 "allocators: none" "$runtime"

@@ -126,7 +126,15 @@ static void test_symbol_rules(void) {
   CHECK_EQ(family_of_symbol("xxmalloc"), FAMILY_HOARD);
   CHECK_EQ(family_of_symbol("dlmalloc"), FAMILY_DLMALLOC);
   CHECK_EQ(family_of_symbol("create_mspace"), FAMILY_DLMALLOC);
+  CHECK_EQ(family_of_symbol("GC_malloc_atomic"), FAMILY_BOEHM_GC);
+  CHECK_EQ(family_of_symbol("GC_gcollect"), FAMILY_BOEHM_GC);
+  CHECK_EQ(family_of_symbol("_ZN15partition_alloc8internal10SlotSpanMdE"), FAMILY_PARTITIONALLOC);
+  CHECK_EQ(family_of_symbol("__malloc_context"), FAMILY_MUSL_MALLOCNG);
+  CHECK_EQ(family_of_symbol("__libc_malloc_impl"), FAMILY_MUSL_MALLOCNG);
   /* Negative controls: shared or generic names identify nothing. */
+  CHECK_EQ(family_of_symbol("GCM_encrypt"), FAMILY_COUNT);
+  CHECK_EQ(family_of_symbol("__libc_malloc"), FAMILY_COUNT); /* glibc and musl alike */
+  CHECK_EQ(family_of_symbol("_ZN9partition5allocEv"), FAMILY_COUNT);
   CHECK_EQ(family_of_symbol("nallocx"), FAMILY_COUNT);      /* jemalloc and gperftools */
   CHECK_EQ(family_of_symbol("tc_qdisc_add"), FAMILY_COUNT); /* traffic control */
   CHECK_EQ(family_of_symbol("_ZN8tcmalloc16DumpProcSelfMapsEi"), FAMILY_COUNT); /* profiler */
