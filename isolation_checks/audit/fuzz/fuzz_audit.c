@@ -2,7 +2,7 @@
  * fuzz_audit.c - libFuzzer entry point: one input is one file as the tool
  * would read it (ELF, ar archive, zip, tarball plain or compressed, any of
  * them nested), audited, its DT_NEEDED entries resolved, and reported in
- * both forms, so every parser path and both report writers see hostile data.
+ * all three forms, so every parser path and both report writers see hostile data.
  */
 #include "audit.h"
 #include "findings.h"
@@ -30,6 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (sink) {
     report_text(sink, &set, &findings, &outcome);
     report_json(sink, &set, &findings, &outcome);
+    report_sarif(sink, &set, &findings, &outcome);
     fclose(sink);
   }
   findings_free(&findings);

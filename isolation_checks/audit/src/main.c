@@ -25,7 +25,8 @@ static void usage(FILE *out) {
         "and zips/wheels (files, directories walked recursively, or glob patterns) for\n"
         "bundled allocators that are unsafe to load into one process together.\n"
         "\n"
-        "  --json                 print the report as JSON\n"
+        "  --json                 print the report as JSON (schema/report.schema.json)\n"
+        "  --sarif                print the findings as SARIF 2.1.0\n"
         "  --fail-on=LEVEL        exit 1 on findings of LEVEL or above (default: medium)\n"
         "  --baseline=FILE        accept the findings FILE lists; apply its excludes\n"
         "  --write-baseline=FILE  write every finding (and the excludes) to FILE as a\n"
@@ -56,12 +57,17 @@ static char *write_baseline(const char *path, const baseline_t *baseline, const 
 
 int main(int argc, char **argv) {
   static const struct option options[] = {
-      {"json", no_argument, NULL, 'j'},           {"fail-on", required_argument, NULL, 'f'},
-      {"baseline", required_argument, NULL, 'b'}, {"write-baseline", required_argument, NULL, 'w'},
-      {"exclude", required_argument, NULL, 'x'},  {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0},
+      {"json", no_argument, NULL, 'j'},
+      {"sarif", no_argument, NULL, 's'},
+      {"fail-on", required_argument, NULL, 'f'},
+      {"baseline", required_argument, NULL, 'b'},
+      {"write-baseline", required_argument, NULL, 'w'},
+      {"exclude", required_argument, NULL, 'x'},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
+      {NULL, 0, NULL, 0},
   };
-  bool json = false;
+  bool json = false, sarif = false;
   severity_t fail_on = SEVERITY_MEDIUM;
   const char *baseline_path = NULL, *write_path = NULL;
   baseline_t baseline = {0}, written = {0};
@@ -70,6 +76,9 @@ int main(int argc, char **argv) {
     switch (option) {
     case 'j':
       json = true;
+      break;
+    case 's':
+      sarif = true;
       break;
     case 'f':
       if (!severity_parse(optarg, &fail_on)) {
@@ -98,6 +107,10 @@ int main(int argc, char **argv) {
       usage(stderr);
       goto out;
     }
+  }
+  if (json && sarif) {
+    fputs("nsalloc-audit: --json and --sarif are two formats of one report: choose one\n", stderr);
+    goto out;
   }
   if (optind == argc) {
     usage(stderr);
@@ -149,7 +162,9 @@ int main(int argc, char **argv) {
       outcome.failing_findings++;
   }
   outcome.exit_status = set.nerrors ? 2 : outcome.failing_findings ? 1 : 0;
-  if (json)
+  if (sarif)
+    report_sarif(stdout, &set, &findings, &outcome);
+  else if (json)
     report_json(stdout, &set, &findings, &outcome);
   else
     report_text(stdout, &set, &findings, &outcome);

@@ -1,5 +1,6 @@
 /*
- * report.h - writing the audit as text for people or JSON for machines.
+ * report.h - writing the audit as text for people, JSON for machines or
+ * SARIF for code-scanning UIs.
  *
  * Both forms carry the same facts: per artifact its type, role, TLS model,
  * allocator families with their evidence and nsalloc copies; then the errors,
@@ -32,6 +33,9 @@ void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
                  const report_outcome_t *outcome);
 void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
                  const report_outcome_t *outcome);
+/* SARIF 2.1.0, for code-scanning UIs (report_sarif.c says how it maps). */
+void report_sarif(FILE *out, const audit_set_t *set, const findings_t *findings,
+                  const report_outcome_t *outcome);
 
 /* The TLS model line both reports print: "none", "dynamic" or "static". */
 const char *report_tls_model(const artifact_t *artifact);

@@ -1,29 +1,10 @@
 /* report_json.c - the machine-readable report (one JSON object). */
 #include "report.h"
 
+#include "json.h"
 #include "util.h"
 
 #include <stdlib.h>
-
-static void json_string(FILE *out, const char *s) {
-  fputc('"', out);
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    if (*c == '"' || *c == '\\')
-      fprintf(out, "\\%c", *c);
-    else if (*c < 0x20 || *c >= 0x7f)
-      fprintf(out, "\\u%04x", *c); /* keep output ASCII */
-    else
-      fputc(*c, out);
-  }
-  fputc('"', out);
-}
-
-static void json_string_or_null(FILE *out, const char *s) {
-  if (s)
-    json_string(out, s);
-  else
-    fputs("null", out);
-}
 
 static void json_sample(FILE *out, const sample_t *sample) {
   fprintf(out, "{\"count\": %zu, \"sample\": [", sample->count);
