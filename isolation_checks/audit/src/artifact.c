@@ -144,7 +144,8 @@ uint32_t artifact_families(const artifact_t *artifact) {
 }
 
 bool artifact_same_abi(const artifact_t *a, const artifact_t *b) {
-  return a->machine == b->machine && a->elf_class == b->elf_class && a->big_endian == b->big_endian;
+  return a->format == b->format && a->machine == b->machine && a->elf_class == b->elf_class &&
+         a->big_endian == b->big_endian;
 }
 
 const char *artifact_kind_name(artifact_kind_t kind) {
@@ -194,7 +195,15 @@ char *artifact_describe(const artifact_t *artifact) {
   const char *machine = machine_name(artifact->machine);
   char *machine_text = machine ? xstrdup(machine) : xasprintf("machine %u", artifact->machine);
   char *text;
-  if (artifact->kind == KIND_ARCHIVE) {
+  if (artifact->format == FORMAT_PE) {
+    text = xasprintf("%s %s, %s", artifact->elf_class == 64 ? "PE32+" : "PE32",
+                     artifact->kind == KIND_SHARED_OBJECT ? "DLL" : "executable", machine_text);
+  } else if (artifact->format == FORMAT_MACHO) {
+    text = xasprintf("Mach-O %d-bit %s, %s", artifact->elf_class,
+                     artifact->kind == KIND_SHARED_OBJECT ? "dynamic library or bundle"
+                                                          : artifact_kind_name(artifact->kind),
+                     machine_text);
+  } else if (artifact->kind == KIND_ARCHIVE) {
     text = xasprintf("static archive, %zu ELF member%s (ELF%d %s relocatable, %s)",
                      artifact->elf_members, artifact->elf_members == 1 ? "" : "s",
                      artifact->elf_class, artifact->big_endian ? "MSB" : "LSB", machine_text);

@@ -26,6 +26,10 @@ typedef enum artifact_kind {
   KIND_OTHER_ELF, /* core files and other ELF types that are never loaded */
 } artifact_kind_t;
 
+/* The object format an artifact was read from. Artifacts of different
+ * formats never share a process. */
+typedef enum object_format { FORMAT_ELF, FORMAT_PE, FORMAT_MACHO } object_format_t;
+
 typedef struct family_evidence {
   uint32_t strings;  /* bit i: family_string(family, i) was found */
   sample_t defined;  /* matching symbols defined in .symtab */
@@ -54,10 +58,12 @@ typedef struct artifact {
   char *path;
   artifact_kind_t kind;
   size_t elf_members; /* ELF files aggregated: 1, or the archive's ELF members */
-  /* From the first ELF file seen (for an archive, its first ELF member). */
+  object_format_t format;
+  /* From the first ELF file seen (for an archive, its first ELF member); PE
+   * and Mach-O readers fill them in with the ELF equivalents. */
   int elf_class; /* 32 or 64 */
   bool big_endian;
-  unsigned machine; /* e_machine */
+  unsigned machine; /* e_machine (EM_X86_64, ...) */
   char *soname;
   const char *host_vm; /* "Erlang NIF" etc. when it is a VM extension module, else NULL */
   char *host_vm_entry; /* the entry point that says so (the smallest such name) */

@@ -3,6 +3,8 @@
 
 #include "container.h"
 #include "elf_scan.h"
+#include "macho_scan.h"
+#include "pe_scan.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -86,8 +88,57 @@ static void audit_container(audit_set_t *set, const char *path, const char *imag
   if (!error && walk.members == 0) set->skipped_non_elf++;
 }
 
+/* A PE or Mach-O image: one artifact, or an error. */
+static void audit_foreign(audit_set_t *set, const char *path, const char *image, size_t size,
+                          char *(*scan)(artifact_t *, const char *, size_t)) {
+  artifact_t *artifact = artifact_new(path);
+  char *error = scan(artifact, image, size);
+  if (error) {
+    audit_set_add_error(set, path, error);
+    free(error);
+    artifact_free(artifact);
+    return;
+  }
+  artifact_finish(artifact);
+  audit_set_add_artifact(set, artifact);
+}
+
+typedef struct fat_walk {
+  audit_set_t *set;
+  const char *path;
+} fat_walk_t;
+
+/* One architecture of a universal binary: "x.dylib!arm64". */
+static void on_fat_slice(void *ctx, const char *cpu, const char *image, size_t size) {
+  fat_walk_t *walk = ctx;
+  char *path = xasprintf("%s!%s", walk->path, cpu);
+  if (macho_kind_of(image, size) == MACHO_SINGLE)
+    audit_foreign(walk->set, path, image, size, macho_scan);
+  else
+    audit_set_add_error(walk->set, path, "not a Mach-O image");
+  free(path);
+}
+
 static void audit_nested(audit_set_t *set, const char *path, char *image, size_t size, bool named,
                          int depth) {
+  macho_kind_t macho = macho_kind_of(image, size);
+  if (pe_image_is_pe(image, size)) {
+    audit_foreign(set, path, image, size, pe_scan);
+    return;
+  }
+  if (macho == MACHO_SINGLE) {
+    audit_foreign(set, path, image, size, macho_scan);
+    return;
+  }
+  if (macho == MACHO_FAT) {
+    fat_walk_t walk = {set, path};
+    char *error = macho_each_slice(image, size, on_fat_slice, &walk);
+    if (error) {
+      audit_set_add_error(set, path, error);
+      free(error);
+    }
+    return;
+  }
   if (elf_image_is_elf(image, size)) {
     artifact_t *artifact = artifact_new(path);
     if (scan_into(set, artifact, path, image, size)) {
@@ -107,7 +158,7 @@ static void audit_nested(audit_set_t *set, const char *path, char *image, size_t
   } else if (format != CONTAINER_NONE) {
     audit_container(set, path, image, size, format, depth);
   } else if (named) {
-    audit_set_add_error(set, path, "not an ELF file, static archive, zip or tarball");
+    audit_set_add_error(set, path, "not an ELF, PE or Mach-O file, static archive, zip or tarball");
   } else {
     set->skipped_non_elf++;
   }

@@ -2,6 +2,8 @@
 #include "container.h"
 
 #include "elf_scan.h"
+#include "macho_scan.h"
+#include "pe_scan.h"
 #include "util.h"
 
 #include <archive.h>
@@ -19,6 +21,9 @@ static char *archive_message(struct archive *archive, const char *fallback) {
 /* The bytes a container format is recognised by. */
 #define TAR_MAGIC_OFFSET 257
 #define FORMAT_PEEK      (TAR_MAGIC_OFFSET + 5)
+/* A member is judged once this much of it is read: a PE header may start
+ * hundreds of bytes in (e_lfanew). */
+#define DECIDE_AFTER 4096
 
 container_format_t container_format_of(const void *image, size_t size) {
   const unsigned char *bytes = image;
@@ -40,9 +45,11 @@ container_format_t container_format_of(const void *image, size_t size) {
   return CONTAINER_NONE;
 }
 
-/* Worth reading whole: an ELF file or a container to open. */
+/* Worth reading whole: an ELF, PE or Mach-O file, or a container to open. */
 static bool wanted(const void *bytes, size_t size) {
-  return elf_image_is_elf(bytes, size) || container_format_of(bytes, size) != CONTAINER_NONE;
+  return elf_image_is_elf(bytes, size) || pe_image_is_pe(bytes, size) ||
+         macho_kind_of(bytes, size) != MACHO_NONE ||
+         container_format_of(bytes, size) != CONTAINER_NONE;
 }
 
 /* Reads the current entry into a buffer. The entry's declared size is only a
@@ -80,7 +87,7 @@ static char *read_entry(struct archive *archive, struct archive_entry *entry, si
     used += (size_t)n;
     /* Decide early that a member is neither ELF nor a container, without
      * reading all of it. */
-    if (used >= FORMAT_PEEK && !wanted(buffer, used)) break;
+    if (used >= DECIDE_AFTER && !wanted(buffer, used)) break;
   }
   *size = used;
   return buffer;

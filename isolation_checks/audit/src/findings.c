@@ -130,11 +130,11 @@ static char *join_artifact_paths(const audit_set_t *set, const size_t *indexes, 
   return text;
 }
 
-/* Artifacts built for different machines, classes or byte orders are never
- * loaded into one process, so set-level patterns are judged per ABI. */
+/* Artifacts built for different object formats, machines, classes or byte
+ * orders are never loaded into one process, so set-level patterns are judged per ABI. */
 static uint64_t abi_of(const artifact_t *artifact) {
-  return (uint64_t)artifact->machine << 8 | (uint64_t)artifact->elf_class << 1 |
-         (uint64_t)artifact->big_endian;
+  return (uint64_t)artifact->format << 40 | (uint64_t)artifact->machine << 8 |
+         (uint64_t)artifact->elf_class << 1 | (uint64_t)artifact->big_endian;
 }
 
 static void find_duplicate_families(const audit_set_t *set, findings_t *out) {

@@ -202,9 +202,12 @@ static uint32_t resolve(resolver_t *resolver, artifact_t *artifact, int depth) {
     const char *name = artifact->needed.items[i];
     if (artifact_is_system_runtime_name(name)) continue;
     artifact_t *library = find_in_set(resolver->set, artifact, name);
-    if (!library) library = find_on_disk(resolver, artifact, name);
+    /* This machine's directories hold ELF libraries only: a DLL's or
+     * dylib's imports are resolved among the audited artifacts. */
+    bool elf = artifact->format == FORMAT_ELF;
+    if (!library && elf) library = find_on_disk(resolver, artifact, name);
     if (!library) {
-      artifact->unresolved_needed++;
+      artifact->unresolved_needed += elf;
       continue;
     }
     uint32_t families = resolve(resolver, library, depth + 1);

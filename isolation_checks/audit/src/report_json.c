@@ -53,6 +53,10 @@ static void json_nsalloc_copy(FILE *out, const nsalloc_copy_t *copy) {
 static void json_artifact(FILE *out, const artifact_t *artifact) {
   fputs("    {\"path\": ", out);
   json_string(out, artifact->path);
+  fputs(", \"format\": ", out);
+  json_string(out, artifact->format == FORMAT_PE      ? "PE"
+                   : artifact->format == FORMAT_MACHO ? "Mach-O"
+                                                      : "ELF");
   fputs(", \"kind\": ", out);
   json_string(out, artifact_kind_name(artifact->kind));
   char *description = artifact_describe(artifact);

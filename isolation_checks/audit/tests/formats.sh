@@ -26,6 +26,7 @@ i=0
 for args in "nif_jemalloc_a.so nif_jemalloc_b.so" \
   "libcopies.a pkg-0.1-cp311-cp311-linux_x86_64.whl app-0.1.tar.gz vendored-0.1-py3-none-any.whl" \
   "nif_needs_jemalloc_a.so mod_nsalloc_default.so interposer.so app_tcmalloc" \
+  "mi_a.pyd mi-0.1-cp311-cp311-win_amd64.whl mi_mac.cpython-311-darwin.so mi_x86_64.o" \
   "missing.so deep.zip plain.so" \
   "--baseline=$work/base.txt nif_jemalloc_a.so tls_exported.so tls_exported_b.so" \
   "$work/tree" "$work/nothing-here"; do

@@ -64,10 +64,10 @@ for expected in \
   "truncated_header.so: truncated or corrupt: the section header table ends past the end of the file" \
   "truncated_early.so: truncated or corrupt: the section header table ends past the end of the file" \
   "truncated_half.so: truncated or corrupt: the section header table ends past the end of the file" \
-  "random.bin: not an ELF file, static archive, zip or tarball" \
+  "random.bin: not an ELF, PE or Mach-O file, static archive, zip or tarball" \
   "random_elf_magic.so: corrupt ELF header: unknown class, byte order or version" \
   "bad_section_offset.so: truncated or corrupt: the section header table ends past the end of the file" \
-  "text.so: not an ELF file, static archive, zip or tarball" \
+  "text.so: not an ELF, PE or Mach-O file, static archive, zip or tarball" \
   "empty.so: empty file" \
   "truncated_member.a\(plain.o\): Truncated ar archive" \
   "truncated_header.a: truncated or corrupt: [0-9]+ bytes after the last member" \
@@ -119,6 +119,21 @@ expect_match limits.clean "truncated.tar.gz(!lib/a.so)?: .+" "a truncated tarbal
 expect_match limits.clean "corrupt.tar.gz(!.*)?: .+" "a corrupt gzip stream is an error"
 expect_line limits.txt "nested.tar.gz!dist/pkg.whl!pkg/sdist.tar.gz!x/a.so" \
   "a tarball in a wheel in a tarball is opened"
+
+# --- truncated and corrupt PE and Mach-O images -------------------------------
+head -c 300 "$fixtures/mi_a.pyd" >truncated.pyd          # headers, no section data
+head -c 40 "$fixtures/mi_arm64.dylib" >truncated.dylib   # load commands cut off
+head -c 20000 "$fixtures/mi_mac.cpython-311-darwin.so" >truncated_universal.so
+run_bounded 60 foreign.txt foreign.err truncated.pyd truncated.dylib truncated_universal.so
+status=$?
+[ "$status" = 2 ] && pass "truncated PE and Mach-O: exit status 2" ||
+  fail "truncated PE and Mach-O: exit status $status, expected 2"
+sed "s|^nsalloc-audit: ||" foreign.err >foreign.clean
+expect_match foreign.clean "truncated.pyd: truncated or corrupt: .+" "a truncated PE is an error"
+expect_line foreign.clean "truncated.dylib: truncated or corrupt: a load command ends past the end of the file" \
+  "a truncated Mach-O is an error"
+expect_line foreign.clean "truncated_universal.so: truncated or corrupt: slice 0 ends past the end of the file" \
+  "a universal binary with a slice past the end is an error"
 
 # --- a huge symbol table ------------------------------------------------------
 python3 - <<'PY'
