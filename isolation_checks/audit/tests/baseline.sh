@@ -8,19 +8,8 @@
 # that does not parse is a usage error naming its line; --exclude and
 # "exclude" lines skip files, directories and zip members.
 set -u
+. "$(dirname "$0")/checks.sh"
 tool=$1 fixtures=$2 work=$3
-failures=0 passes=0
-pass() { passes=$((passes + 1)); echo "ok: $1"; }
-fail() { failures=$((failures + 1)); echo "FAIL: $1"; }
-expect_status() { # expect_status WANT DESCRIPTION (uses $status)
-  if [ "$status" = "$1" ]; then pass "$2"; else fail "$2: exit status $status, expected $1"; fi
-}
-expect_line() { # expect_line FILE LINE DESCRIPTION
-  if grep -qxF -- "$2" "$1"; then pass "$3"; else fail "$3: no line '$2' in:" && cat "$1"; fi
-}
-expect_no_line() { # expect_no_line FILE LINE DESCRIPTION
-  if grep -qxF -- "$2" "$1"; then fail "$3: unexpected line '$2'"; else pass "$3"; fi
-}
 
 rm -rf "$work"
 mkdir -p "$work/rel/lib/a/priv" "$work/rel/lib/b/priv" "$work/rel/lib/c/priv" "$work/rel/tests"
@@ -132,5 +121,4 @@ assert ("duplicate-family", "jemalloc") in families and ("exported-tls", None) i
 assert report["skipped"]["excluded"]["sample"] == ["rel/lib/c"]
 PY
 
-echo "$passes passed, $failures failed"
-[ "$failures" = 0 ]
+checks_done

@@ -7,10 +7,8 @@
 # --sarif says the same findings as SARIF 2.1.0 (levels, rules, locations,
 # baseline suppressions, input errors).
 set -u
+. "$(dirname "$0")/checks.sh"
 tool=$1 fixtures=$2 work=$3 schema=$4
-failures=0 passes=0
-pass() { passes=$((passes + 1)); echo "ok: $1"; }
-fail() { failures=$((failures + 1)); echo "FAIL: $1"; }
 
 rm -rf "$work"
 mkdir -p "$work/tree/with blank"
@@ -91,5 +89,4 @@ if [ "$status" = 2 ]; then pass "--json with --sarif is a usage error"; else
   fail "--json with --sarif: exit status $status"
 fi
 
-echo "$passes passed, $failures failed"
-[ "$failures" = 0 ]
+checks_done

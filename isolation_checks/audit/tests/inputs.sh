@@ -7,16 +7,8 @@
 # skipped, usage errors exit 2, and --json is well-formed JSON with the same
 # facts as the text report.
 set -u
+. "$(dirname "$0")/checks.sh"
 tool=$1 fixtures=$2 work=$3
-failures=0 passes=0
-pass() { passes=$((passes + 1)); echo "ok: $1"; }
-fail() { failures=$((failures + 1)); echo "FAIL: $1"; }
-expect_status() { # expect_status WANT DESCRIPTION (uses $status)
-  if [ "$status" = "$1" ]; then pass "$2"; else fail "$2: exit status $status, expected $1"; fi
-}
-expect_line() { # expect_line FILE LINE DESCRIPTION
-  if grep -qxF -- "$2" "$1"; then pass "$3"; else fail "$3: no line '$2' in:" && cat "$1"; fi
-}
 
 rm -rf "$work"
 mkdir -p "$work/release/lib/a/priv/native" "$work/release/lib/b/priv/native"
@@ -123,5 +115,4 @@ assert all(f["fix"] and f["fix"] != f["risk"] for f in report["findings"]), repo
 assert report["exit_status"] == 1 and report["failing_findings"] == 3
 PY
 
-echo "$passes passed, $failures failed"
-[ "$failures" = 0 ]
+checks_done

@@ -7,22 +7,8 @@
 # while two modules needing one shared library are one copy (the negative
 # control); a DT_NEEDED found nowhere is counted.
 set -u
+. "$(dirname "$0")/checks.sh"
 tool=$1 fixtures=$2 work=$3
-failures=0 passes=0
-pass() { passes=$((passes + 1)); echo "ok: $1"; }
-fail() { failures=$((failures + 1)); echo "FAIL: $1"; }
-expect_status() { # expect_status WANT DESCRIPTION (uses $status)
-  if [ "$status" = "$1" ]; then pass "$2"; else fail "$2: exit status $status, expected $1"; fi
-}
-expect_line() { # expect_line FILE LINE DESCRIPTION
-  if grep -qxF -- "$2" "$1"; then pass "$3"; else fail "$3: no line '$2' in:" && cat "$1"; fi
-}
-expect_match() { # expect_match FILE EXTENDED-REGEX DESCRIPTION
-  if grep -qxE -- "$2" "$1"; then pass "$3"; else fail "$3: no line matching '$2' in:" && cat "$1"; fi
-}
-expect_no_match() { # expect_no_match FILE EXTENDED-REGEX DESCRIPTION
-  if grep -qE -- "$2" "$1"; then fail "$3: unexpected '$2' in:" && cat "$1"; else pass "$3"; fi
-}
 
 rm -rf "$work"
 mkdir -p "$work/alone"
@@ -92,5 +78,4 @@ assert dep["path"] == library["path"] and library["needed_by"] == "nif_needs_jem
 assert module["unresolved_needed"] == 0 and module["needed_by"] is None
 PY
 
-echo "$passes passed, $failures failed"
-[ "$failures" = 0 ]
+checks_done

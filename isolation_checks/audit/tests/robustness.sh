@@ -6,17 +6,9 @@
 # hundreds of members finish in bounded time (and, with LIMIT_MEMORY=1,
 # within 256 MiB of address space: not under sanitizers, which reserve more).
 set -u
+. "$(dirname "$0")/checks.sh"
 tool=$1 fixtures=$2 work=$3 limit_memory=$4
 here=$(cd "$(dirname "$0")" && pwd)
-failures=0 passes=0
-pass() { passes=$((passes + 1)); echo "ok: $1"; }
-fail() { failures=$((failures + 1)); echo "FAIL: $1"; }
-expect_line() { # expect_line FILE LINE DESCRIPTION
-  if grep -qxF -- "$2" "$1"; then pass "$3"; else fail "$3: no line '$2' in:" && cat "$1"; fi
-}
-expect_match() { # expect_match FILE EXTENDED-REGEX DESCRIPTION
-  if grep -qxE -- "$2" "$1"; then pass "$3"; else fail "$3: no line matching '$2' in:" && cat "$1"; fi
-}
 cut_tail() { # cut_tail FILE BYTES OUT: FILE without its last BYTES bytes
   head -c $(($(wc -c <"$1") - $2)) "$1" >"$3"
 }
@@ -176,5 +168,4 @@ elapsed=$(($(date +%s) - start))
 expect_line big.txt "  type: static archive, 401 ELF members (ELF64 LSB relocatable, x86-64)" \
   "every member of a 401-member archive is read"
 
-echo "$passes passed, $failures failed"
-[ "$failures" = 0 ]
+checks_done
