@@ -30,8 +30,9 @@ container_format_t container_format_of(const void *image, size_t size);
 #define CONTAINER_MEMBER_MAX ((size_t)1 << 30)
 /* Containers inside containers (a zip in a wheel, a tarball in a tarball)
  * are opened this many levels deep; a deeper one is an error. A member being
- * walked is held in memory, so at most this many members of at most
- * CONTAINER_MEMBER_MAX bytes are held at once. */
+ * walked is held in memory, so at most one member per level and the one
+ * refused past the last (CONTAINER_DEPTH_MAX + 1 members of at most
+ * CONTAINER_MEMBER_MAX bytes) are held at once. */
 #define CONTAINER_DEPTH_MAX 3
 
 /* Called once per member that is ELF or itself a container, with a private,
