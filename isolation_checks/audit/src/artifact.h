@@ -26,6 +26,10 @@ typedef enum artifact_kind {
   KIND_OTHER_ELF, /* core files and other ELF types that are never loaded */
 } artifact_kind_t;
 
+/* The object format an artifact was read from. Artifacts of different
+ * formats never share a process. */
+typedef enum object_format { FORMAT_ELF, FORMAT_PE, FORMAT_MACHO } object_format_t;
+
 typedef struct family_evidence {
   uint32_t strings;  /* bit i: family_string(family, i) was found */
   sample_t defined;  /* matching symbols defined in .symtab */
@@ -42,14 +46,24 @@ typedef struct nsalloc_copy {
 
 #define NSALLOC_COPIES_MAX 16
 
+/* One DT_NEEDED entry that brings allocators in, directly or through its
+ * own DT_NEEDED entries. */
+typedef struct dependency {
+  char *name;        /* as DT_NEEDED says: "libjemalloc.so.2" */
+  char *path;        /* where it was found: an audited artifact's path or a file */
+  uint32_t families; /* bit f: family f is in it or in what it needs */
+} dependency_t;
+
 typedef struct artifact {
   char *path;
   artifact_kind_t kind;
   size_t elf_members; /* ELF files aggregated: 1, or the archive's ELF members */
-  /* From the first ELF file seen (for an archive, its first ELF member). */
+  object_format_t format;
+  /* From the first ELF file seen (for an archive, its first ELF member); PE
+   * and Mach-O readers fill them in with the ELF equivalents. */
   int elf_class; /* 32 or 64 */
   bool big_endian;
-  unsigned machine; /* e_machine */
+  unsigned machine; /* e_machine (EM_X86_64, ...) */
   char *soname;
   const char *host_vm; /* "Erlang NIF" etc. when it is a VM extension module, else NULL */
   char *host_vm_entry; /* the entry point that says so (the smallest such name) */
@@ -63,9 +77,21 @@ typedef struct artifact {
   size_t ncopies;
 
   sample_t exported_tls;       /* exported thread-local symbols */
-  nameset_t allocator_exports; /* exported allocator entry points and TLS symbols */
+  nameset_t allocator_exports; /* exported allocator entry points */
+  nameset_t tls_exports;       /* exported thread-locals that are no family's symbols */
   nameset_t malloc_defined;    /* defined symbols ending in "malloc" */
   nameset_t malloc_exported;   /* exported symbols ending in "malloc" */
+
+  nameset_t needed;   /* DT_NEEDED names */
+  char *runpath;      /* DT_RUNPATH, else DT_RPATH (colon-separated), or NULL */
+  dependency_t *deps; /* DT_NEEDED entries bringing allocators (needed.h) */
+  size_t ndeps, deps_cap;
+  size_t unresolved_needed; /* DT_NEEDED names found neither in the set nor on disk */
+  char *needed_by;          /* for a library added because another needs it: that artifact */
+
+  /* Resolution state (needed.c): families held or loaded through DT_NEEDED. */
+  enum { NEEDED_UNRESOLVED, NEEDED_RESOLVING, NEEDED_RESOLVED } needed_state;
+  uint32_t needed_families;
 
   /* Scan state: ELF kind flags combined over members until artifact_finish(). */
   bool has_interp; /* PT_INTERP */
@@ -79,6 +105,15 @@ artifact_t *artifact_new(const char *path);
 void artifact_finish(artifact_t *artifact);
 void artifact_free(artifact_t *artifact);
 bool artifact_has_family(const artifact_t *artifact, family_t family);
+/* Bit f set when artifact_has_family(artifact, f). */
+uint32_t artifact_families(const artifact_t *artifact);
+/* Same machine, class and byte order: the artifacts can share a process. */
+bool artifact_same_abi(const artifact_t *a, const artifact_t *b);
+/* True for the C library and the C/C++ runtimes, by soname or file name. */
+bool artifact_is_system_runtime_name(const char *name);
+/* The file name of a path: after the last '/', or after the '!' or '(' that
+ * names a member of a zip or an archive. */
+const char *artifact_file_name(const char *path);
 /* "ELF64 LSB shared object, x86-64" and similar. Caller frees. */
 char *artifact_describe(const artifact_t *artifact);
 const char *artifact_kind_name(artifact_kind_t kind);
@@ -95,10 +130,28 @@ typedef struct audit_set {
   size_t nerrors, errors_cap;
   size_t skipped_non_elf;   /* files met while walking a directory that hold no ELF */
   size_t skipped_duplicate; /* paths naming a file already audited */
+  /* What a directory walk met but could not or would not audit, with the
+   * smallest paths of each kind: links to nothing, links that loop (ELOOP),
+   * links to directories (never followed, so a walk always ends), and FIFOs,
+   * sockets and devices (never opened: a FIFO would block the walk). */
+  sample_t dangling_links;
+  sample_t link_loops;
+  sample_t directory_links;
+  sample_t special_files;
+  /* Paths the user excluded (--exclude, baseline "exclude" lines): the
+   * patterns (borrowed) and what they matched. */
+  char *const *excludes;
+  size_t nexcludes;
+  sample_t excluded;
 } audit_set_t;
 
 void audit_set_add_artifact(audit_set_t *set, artifact_t *artifact);
 void audit_set_add_error(audit_set_t *set, const char *path, const char *message);
+/* True, and counted in set->excluded, when path matches an exclude pattern
+ * (fnmatch without FNM_PATHNAME, so '*' also matches '/'). A directory also
+ * matches with a trailing '/', so one pattern ending in "/tests/" and '*'
+ * skips every tests directory without walking it. */
+bool audit_set_excludes(audit_set_t *set, const char *path, bool directory);
 void audit_set_free(audit_set_t *set);
 
 #endif

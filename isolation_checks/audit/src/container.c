@@ -1,7 +1,9 @@
-/* container.c - ELF members of ar archives and zip files, through libarchive. */
+/* container.c - ELF and container members of archives, through libarchive. */
 #include "container.h"
 
 #include "elf_scan.h"
+#include "macho_scan.h"
+#include "pe_scan.h"
 #include "util.h"
 
 #include <archive.h>
@@ -16,13 +18,38 @@ static char *archive_message(struct archive *archive, const char *fallback) {
   return xstrdup(message ? message : fallback);
 }
 
+/* The bytes a container format is recognised by. */
+#define TAR_MAGIC_OFFSET 257
+#define FORMAT_PEEK      (TAR_MAGIC_OFFSET + 5)
+/* A member is judged once this much of it is read: a PE header may start
+ * hundreds of bytes in (e_lfanew). */
+#define DECIDE_AFTER 4096
+
 container_format_t container_format_of(const void *image, size_t size) {
-  if (size >= 8 && memcmp(image, "!<arch>\n", 8) == 0) return CONTAINER_AR;
+  const unsigned char *bytes = image;
+  if (size >= 8 && memcmp(bytes, "!<arch>\n", 8) == 0) return CONTAINER_AR;
   /* A zip starts with a local file header, or an end-of-central-directory
    * record when empty. */
-  if (size >= 4 && (memcmp(image, "PK\3\4", 4) == 0 || memcmp(image, "PK\5\6", 4) == 0))
+  if (size >= 4 && (memcmp(bytes, "PK\3\4", 4) == 0 || memcmp(bytes, "PK\5\6", 4) == 0))
     return CONTAINER_ZIP;
+  if ((size >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) || /* gzip */
+      (size >= 6 && memcmp(bytes,
+                           "\xfd"
+                           "7zXZ\0",
+                           6) == 0) || /* xz */
+      (size >= 4 && memcmp(bytes, "BZh", 3) == 0 && bytes[3] >= '1' && bytes[3] <= '9') ||
+      (size >= 4 && memcmp(bytes, "\x28\xb5\x2f\xfd", 4) == 0)) /* zstd */
+    return CONTAINER_COMPRESSED;
+  if (size >= FORMAT_PEEK && memcmp(bytes + TAR_MAGIC_OFFSET, "ustar", 5) == 0)
+    return CONTAINER_TAR;
   return CONTAINER_NONE;
+}
+
+/* Worth reading whole: an ELF, PE or Mach-O file, or a container to open. */
+static bool wanted(const void *bytes, size_t size) {
+  return elf_image_is_elf(bytes, size) || pe_image_is_pe(bytes, size) ||
+         macho_kind_of(bytes, size) != MACHO_NONE ||
+         container_format_of(bytes, size) != CONTAINER_NONE;
 }
 
 /* Reads the current entry into a buffer. The entry's declared size is only a
@@ -58,25 +85,39 @@ static char *read_entry(struct archive *archive, struct archive_entry *entry, si
     }
     if (n == 0) break;
     used += (size_t)n;
-    /* Decide early that a member is not ELF, without reading all of it. */
-    if (used >= SELFMAG && !elf_image_is_elf(buffer, used)) break;
+    /* Decide early that a member is neither ELF nor a container, without
+     * reading all of it. */
+    if (used >= DECIDE_AFTER && !wanted(buffer, used)) break;
   }
   *size = used;
   return buffer;
 }
 
-char *container_each_elf_member(const void *image, size_t size, container_member_fn on_member,
-                                container_error_fn on_error, void *ctx) {
+char *container_each_member(const void *image, size_t size, container_member_fn on_member,
+                            container_error_fn on_error, void *ctx) {
   struct archive *archive = archive_read_new();
   if (!archive) return xstrdup("libarchive unusable");
-  archive_read_support_format_ar(archive);
-  archive_read_support_format_zip(archive);
+  container_format_t format = container_format_of(image, size);
+  if (format == CONTAINER_COMPRESSED) {
+    /* Built-in decoders only: libarchive would run external programs for
+     * other filters. raw bids last, so a tar inside wins. */
+    archive_read_support_filter_gzip(archive);
+    archive_read_support_filter_xz(archive);
+    archive_read_support_filter_bzip2(archive);
+    archive_read_support_filter_zstd(archive);
+    archive_read_support_format_tar(archive);
+    archive_read_support_format_raw(archive);
+  } else {
+    archive_read_support_format_ar(archive);
+    archive_read_support_format_zip(archive);
+    archive_read_support_format_tar(archive);
+  }
   char *error = NULL;
   if (archive_read_open_memory(archive, image, size) != ARCHIVE_OK) {
     error = archive_message(archive, "unreadable container");
     goto out;
   }
-  bool is_ar = container_format_of(image, size) == CONTAINER_AR;
+  bool is_ar = format == CONTAINER_AR;
   int64_t ar_end = 8; /* where the members read so far end: after "!<arch>\n" */
   for (;;) {
     struct archive_entry *entry;
@@ -113,7 +154,7 @@ char *container_each_elf_member(const void *image, size_t size, container_member
       free(member_error);
       continue;
     }
-    if (elf_image_is_elf(member, member_size)) on_member(ctx, name, member, member_size);
+    if (member_size > 0 && wanted(member, member_size)) on_member(ctx, name, member, member_size);
     free(member);
   }
 out:

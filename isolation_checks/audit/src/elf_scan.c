@@ -8,6 +8,7 @@
  */
 #include "elf_scan.h"
 
+#include "evidence.h"
 #include "util.h"
 
 #include <elf.h>
@@ -24,44 +25,6 @@ bool elf_image_is_elf(const void *image, size_t size) {
   return size >= SELFMAG && memcmp(image, ELFMAG, SELFMAG) == 0;
 }
 
-static bool starts_with(const char *s, const char *prefix) {
-  return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static bool ends_with(const char *s, const char *suffix) {
-  size_t len = strlen(s), suffix_len = strlen(suffix);
-  return len >= suffix_len && strcmp(s + len - suffix_len, suffix) == 0;
-}
-
-/* Entry points by which a language runtime loads an extension module. */
-static const char *host_vm_of_entry(const char *name) {
-  static const struct {
-    const char *prefix, *vm;
-  } entries[] = {
-      {"nif_init", "Erlang NIF"},
-      {"PyInit_", "Python extension"},
-      {"luaopen_", "Lua module"},
-      {"Init_", "Ruby extension"},
-      {"JNI_OnLoad", "JVM native library"},
-      {"napi_register_module_v", "Node.js addon"},
-      {"node_register_module_v", "Node.js addon"},
-  };
-  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
-    if (starts_with(name, entries[i].prefix)) return entries[i].vm;
-  }
-  return NULL;
-}
-
-static void note_host_vm_entry(artifact_t *artifact, const char *name) {
-  const char *vm = host_vm_of_entry(name);
-  if (!vm) return;
-  /* Keep the smallest name so the report does not depend on table order. */
-  if (artifact->host_vm_entry && strcmp(name, artifact->host_vm_entry) >= 0) return;
-  free(artifact->host_vm_entry);
-  artifact->host_vm_entry = xstrdup(name);
-  artifact->host_vm = vm;
-}
-
 /* One symbol of .symtab (in_dynsym false) or .dynsym (true). A relocatable
  * object has no .dynsym: its global default-visibility definitions are what it
  * would export once linked into a shared object, so they count as exported. */
@@ -75,29 +38,7 @@ static void scan_symbol(artifact_t *artifact, const char *name, const GElf_Sym *
   bool global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
   bool exported = global && (visibility == STV_DEFAULT || visibility == STV_PROTECTED) &&
                   (in_dynsym || relocatable);
-  bool defined_in_symtab = !in_dynsym;
-
-  family_t family = family_of_symbol(name);
-  if (family != FAMILY_COUNT) {
-    if (defined_in_symtab) sample_add(&artifact->families[family].defined, name);
-    if (exported) {
-      sample_add(&artifact->families[family].exported, name);
-      nameset_add(&artifact->allocator_exports, name);
-    }
-  }
-  if (exported && standard_allocator_symbol(name)) {
-    sample_add(&artifact->families[FAMILY_INTERPOSER].exported, name);
-    nameset_add(&artifact->allocator_exports, name);
-  }
-  if (exported && type == STT_TLS) {
-    sample_add(&artifact->exported_tls, name);
-    nameset_add(&artifact->allocator_exports, name);
-  }
-  if (ends_with(name, "malloc")) {
-    if (defined_in_symtab) nameset_add(&artifact->malloc_defined, name);
-    if (exported) nameset_add(&artifact->malloc_exported, name);
-  }
-  if (exported && in_dynsym) note_host_vm_entry(artifact, name);
+  evidence_symbol(artifact, name, !in_dynsym, exported, type == STT_TLS, exported && in_dynsym);
 }
 
 static void scan_symbol_table(artifact_t *artifact, Elf *elf, const GElf_Ehdr *ehdr,
@@ -109,43 +50,6 @@ static void scan_symbol_table(artifact_t *artifact, Elf *elf, const GElf_Ehdr *e
     /* elf_strptr checks the offset against the linked string table. */
     const char *name = elf_strptr(elf, shdr->sh_link, sym.st_name);
     if (name) scan_symbol(artifact, name, &sym, in_dynsym, relocatable);
-  }
-}
-
-static void add_nsalloc_copy(artifact_t *artifact, const char *text, size_t available) {
-  nsalloc_id_t id;
-  nsalloc_id_parse(text, available, &id);
-  for (size_t i = 0; i < artifact->ncopies; i++) {
-    if (strcmp(artifact->copies[i].id.text, id.text) == 0) {
-      nsalloc_id_free(&id); /* the same copy seen again, e.g. in two members */
-      return;
-    }
-  }
-  if (artifact->ncopies == NSALLOC_COPIES_MAX) {
-    nsalloc_id_free(&id);
-    return;
-  }
-  artifact->copies[artifact->ncopies++].id = id;
-}
-
-/* Looks for every family's byte strings and for nsalloc identification
- * records in the bytes of one section (or of a whole section-less file). */
-static void scan_bytes(artifact_t *artifact, const char *bytes, size_t size) {
-  for (int f = 0; f < FAMILY_COUNT; f++) {
-    size_t count = family_string_count((family_t)f);
-    for (size_t i = 0; i < count; i++) {
-      uint32_t bit = UINT32_C(1) << i;
-      const char *needle = family_string((family_t)f, i);
-      if (!(artifact->families[f].strings & bit) && memmem(bytes, size, needle, strlen(needle)))
-        artifact->families[f].strings |= bit;
-    }
-  }
-  size_t magic_len = strlen(NSALLOC_ID_MAGIC);
-  const char *cursor = bytes, *end = bytes + size;
-  const char *hit;
-  while ((hit = memmem(cursor, (size_t)(end - cursor), NSALLOC_ID_MAGIC, magic_len))) {
-    add_nsalloc_copy(artifact, hit, (size_t)(end - hit));
-    cursor = hit + magic_len;
   }
 }
 
@@ -212,6 +116,16 @@ static void scan_dynamic(artifact_t *artifact, Elf *elf, const GElf_Shdr *shdr, 
     else if (dyn.d_tag == DT_SONAME && !artifact->soname) {
       const char *soname = elf_strptr(elf, shdr->sh_link, dyn.d_un.d_val);
       if (soname) artifact->soname = xstrdup(soname);
+    } else if (dyn.d_tag == DT_NEEDED) {
+      const char *needed = elf_strptr(elf, shdr->sh_link, dyn.d_un.d_val);
+      if (needed && needed[0]) nameset_add(&artifact->needed, needed);
+    } else if (dyn.d_tag == DT_RUNPATH || (dyn.d_tag == DT_RPATH && !artifact->runpath)) {
+      /* The loader ignores DT_RPATH when DT_RUNPATH is present. */
+      const char *runpath = elf_strptr(elf, shdr->sh_link, dyn.d_un.d_val);
+      if (runpath) {
+        free(artifact->runpath);
+        artifact->runpath = xstrdup(runpath);
+      }
     }
   }
 }
@@ -239,7 +153,7 @@ static char *scan_sections(artifact_t *artifact, Elf *elf, const GElf_Ehdr *ehdr
     /* Section headers removed (e.g. by sstrip): only the raw bytes remain. */
     size_t size;
     char *raw = elf_rawfile(elf, &size);
-    if (raw) scan_bytes(artifact, raw, size);
+    if (raw) evidence_bytes(artifact, raw, size);
     return NULL;
   }
   for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
@@ -267,7 +181,7 @@ static char *scan_sections(artifact_t *artifact, Elf *elf, const GElf_Ehdr *ehdr
       scan_dynamic(artifact, elf, &shdr, data);
       break;
     case SHT_PROGBITS:
-      scan_bytes(artifact, data->d_buf, data->d_size);
+      evidence_bytes(artifact, data->d_buf, data->d_size);
       break;
     default:
       scan_relocations(artifact, ehdr, &shdr, data);

@@ -56,7 +56,34 @@ static const char *const risk_nsalloc_visibility =
     "a copy that exports its API is no longer private: another copy with the same prefix, or "
     "a caller of these names, binds to it";
 
-/* Modules can share a process with one another and with one executable. */
+/* What to do about each finding: concrete enough to act on without docs/audit.md. */
+static const char *const fix_duplicate_family =
+    "bundle this allocator in at most one module per process (link the others against that "
+    "module or the system allocator), or give each module a private nsalloc copy "
+    "(nsalloc_add_private_copy with a distinct PREFIX)";
+static const char *const fix_duplicate_export =
+    "hide the allocator in every module that bundles it: link with -Wl,--exclude-libs,ALL, a "
+    "version script exporting only the module's entry point, or -fvisibility=hidden; only a "
+    "deliberate interposer may export the standard names";
+static const char *const fix_vm_exports =
+    "link the allocator hidden (-Wl,--exclude-libs,ALL, or a version script with only the "
+    "entry point global) so the module exports nothing but its entry point, or use a private "
+    "nsalloc copy";
+static const char *const fix_nsalloc_visibility =
+    "build the copy with nsalloc_add_private_copy(<target> PREFIX <prefix>), which compiles it "
+    "with hidden visibility, and do not re-export its API";
+static const char *const fix_static_tls =
+    "compile every object of it with -ftls-model=global-dynamic or TLS descriptors "
+    "(-mtls-dialect=gnu2 on x86-64, the default on AArch64); drop initial-exec attributes";
+static const char *const fix_static_tls_interposer =
+    "load it only at startup (LD_PRELOAD or DT_NEEDED of the executable); to make it safe to "
+    "dlopen, compile with -ftls-model=global-dynamic or -mtls-dialect=gnu2";
+static const char *const fix_exported_tls =
+    "give the thread-local variable internal linkage (static) or hidden visibility "
+    "(__attribute__((visibility(\"hidden\"))) or -fvisibility=hidden)";
+
+/* Shared objects can share a process with one another and with one
+ * executable. */
 static bool could_share_a_process(size_t modules, size_t executables) {
   return modules >= 2 || (modules >= 1 && executables >= 1);
 }
@@ -65,13 +92,22 @@ static bool takes_part(const artifact_t *artifact) {
   return !artifact->system_runtime && artifact->kind != KIND_OTHER_ELF;
 }
 
+/* Only executables and shared objects are loaded; objects and static
+ * archives are link inputs, whose contents end up in whatever module links
+ * them, so they are never paired with the modules of a process. */
+static bool is_loaded(const artifact_t *artifact) {
+  return takes_part(artifact) &&
+         (artifact->kind == KIND_EXECUTABLE || artifact->kind == KIND_SHARED_OBJECT);
+}
+
 static finding_t *add_finding(findings_t *out, severity_t severity, const char *kind,
-                              const char *risk, char *message) {
+                              const char *risk, const char *fix, char *message) {
   xgrow((void **)&out->items, &out->cap, out->len, sizeof out->items[0]);
   finding_t *finding = &out->items[out->len++];
   *finding = (finding_t){.severity = severity,
                          .kind = kind,
                          .risk = risk,
+                         .fix = fix,
                          .message = message,
                          .discovery = out->len - 1};
   return finding;
@@ -94,11 +130,11 @@ static char *join_artifact_paths(const audit_set_t *set, const size_t *indexes, 
   return text;
 }
 
-/* Artifacts built for different machines, classes or byte orders are never
- * loaded into one process, so set-level patterns are judged per ABI. */
+/* Artifacts built for different object formats, machines, classes or byte
+ * orders are never loaded into one process, so set-level patterns are judged per ABI. */
 static uint64_t abi_of(const artifact_t *artifact) {
-  return (uint64_t)artifact->machine << 8 | (uint64_t)artifact->elf_class << 1 |
-         (uint64_t)artifact->big_endian;
+  return (uint64_t)artifact->format << 40 | (uint64_t)artifact->machine << 8 |
+         (uint64_t)artifact->elf_class << 1 | (uint64_t)artifact->big_endian;
 }
 
 static void find_duplicate_families(const audit_set_t *set, findings_t *out) {
@@ -111,12 +147,12 @@ static void find_duplicate_families(const audit_set_t *set, findings_t *out) {
     memset(judged, 0, set->nartifacts * sizeof *judged);
     for (size_t first = 0; first < set->nartifacts; first++) {
       const artifact_t *leader = set->artifacts[first];
-      if (judged[first] || !takes_part(leader) || !artifact_has_family(leader, (family_t)f))
+      if (judged[first] || !is_loaded(leader) || !artifact_has_family(leader, (family_t)f))
         continue;
       size_t count = 0, modules = 0, executables = 0;
       for (size_t i = first; i < set->nartifacts; i++) {
         const artifact_t *artifact = set->artifacts[i];
-        if (!takes_part(artifact) || !artifact_has_family(artifact, (family_t)f) ||
+        if (!is_loaded(artifact) || !artifact_has_family(artifact, (family_t)f) ||
             abi_of(artifact) != abi_of(leader))
           continue;
         judged[i] = true;
@@ -129,8 +165,9 @@ static void find_duplicate_families(const audit_set_t *set, findings_t *out) {
       if (!could_share_a_process(modules, executables)) continue;
       char *paths = join_artifact_paths(set, holders, count);
       finding_t *finding = add_finding(
-          out, SEVERITY_HIGH, "duplicate-family", risk_duplicate_family,
+          out, SEVERITY_HIGH, "duplicate-family", risk_duplicate_family, fix_duplicate_family,
           xasprintf("%s is bundled in %zu artifacts: %s", family_name((family_t)f), count, paths));
+      finding->family = family_name((family_t)f);
       free(paths);
       for (size_t i = 0; i < count; i++)
         finding_add_artifact(finding, holders[i]);
@@ -154,6 +191,14 @@ static char *join_names(const char *const *names, size_t shown, size_t total) {
     text = longer;
   }
   return text;
+}
+
+static const nameset_t *allocator_exports_of(const artifact_t *artifact) {
+  return &artifact->allocator_exports;
+}
+
+static const nameset_t *tls_exports_of(const artifact_t *artifact) {
+  return &artifact->tls_exports;
 }
 
 /* One exported allocator name and an artifact exporting it. */
@@ -197,16 +242,40 @@ static export_group_t *group_for(export_group_t **groups, size_t *ngroups, size_
   return group;
 }
 
-static void find_duplicate_exports(const audit_set_t *set, findings_t *out) {
+/* The family an exported allocator name belongs to: its signature family,
+ * "interposer" for the standard names, NULL for an nsalloc copy's entry. */
+static const char *export_family(const char *name) {
+  family_t family = family_of_symbol(name);
+  if (family != FAMILY_COUNT) return family_name(family);
+  return standard_allocator_symbol(name) ? family_name(FAMILY_INTERPOSER) : NULL;
+}
+
+/* The family every name of a group belongs to, or NULL when they differ. */
+static const char *group_family(const export_group_t *group) {
+  const char *family = export_family(group->names[0]);
+  for (size_t k = 1; k < group->nnames && family; k++) {
+    const char *other = export_family(group->names[k]);
+    if (!other || strcmp(other, family) != 0) family = NULL;
+  }
+  return family;
+}
+
+/* Names two loaded artifacts of one ABI both export. what says which names
+ * these are in the message: allocator symbols (names_of = allocator_exports,
+ * with a family) or thread-local variables that are not allocator state
+ * (tls_exports, no family). */
+static void find_duplicate_exports(const audit_set_t *set, findings_t *out,
+                                   const nameset_t *(*names_of)(const artifact_t *),
+                                   const char *what, const char *risk, const char *fix) {
   export_entry_t *entries = NULL;
   size_t nentries = 0, entries_cap = 0;
   for (size_t i = 0; i < set->nartifacts; i++) {
     const artifact_t *artifact = set->artifacts[i];
-    if (!takes_part(artifact)) continue;
-    for (size_t k = 0; k < artifact->allocator_exports.len; k++) {
+    if (!is_loaded(artifact)) continue;
+    const nameset_t *names = names_of(artifact);
+    for (size_t k = 0; k < names->len; k++) {
       xgrow((void **)&entries, &entries_cap, nentries, sizeof entries[0]);
-      entries[nentries++] =
-          (export_entry_t){artifact->allocator_exports.items[k], abi_of(artifact), i};
+      entries[nentries++] = (export_entry_t){names->items[k], abi_of(artifact), i};
     }
   }
   if (nentries) qsort(entries, nentries, sizeof entries[0], by_name_abi_artifact); /* NULL if 0 */
@@ -234,10 +303,10 @@ static void find_duplicate_exports(const audit_set_t *set, findings_t *out) {
     char *paths = join_artifact_paths(set, group->exporters, group->nexporters);
     char *names = join_names(
         group->names, group->nnames < NAMES_SHOWN ? group->nnames : NAMES_SHOWN, group->nnames);
-    finding_t *finding =
-        add_finding(out, SEVERITY_HIGH, "duplicate-export", risk_duplicate_export,
-                    xasprintf("%zu allocator symbol%s exported by %s: %s", group->nnames,
-                              group->nnames == 1 ? "" : "s", paths, names));
+    finding_t *finding = add_finding(out, SEVERITY_HIGH, "duplicate-export", risk, fix,
+                                     xasprintf("%zu %s%s exported by %s: %s", group->nnames, what,
+                                               group->nnames == 1 ? "" : "s", paths, names));
+    if (names_of == allocator_exports_of) finding->family = group_family(group);
     free(paths);
     free(names);
     for (size_t k = 0; k < group->nexporters; k++)
@@ -259,7 +328,7 @@ static void find_exported_tls(const audit_set_t *set, findings_t *out) {
     if (!takes_part(artifact) || artifact->exported_tls.count == 0) continue;
     char *names = sample_text(&artifact->exported_tls);
     finding_t *finding =
-        add_finding(out, SEVERITY_MEDIUM, "exported-tls", risk_exported_tls,
+        add_finding(out, SEVERITY_MEDIUM, "exported-tls", risk_exported_tls, fix_exported_tls,
                     xasprintf("%s exports thread-local symbol%s %s", artifact->path,
                               artifact->exported_tls.count == 1 ? "" : "s", names));
     free(names);
@@ -274,7 +343,7 @@ static void find_static_tls(const audit_set_t *set, findings_t *out) {
     if (!takes_part(artifact) || !artifact->static_tls || artifact->kind == KIND_EXECUTABLE)
       continue;
     severity_t severity;
-    const char *risk, *what;
+    const char *risk, *what, *fix = fix_static_tls;
     if (artifact->kind != KIND_SHARED_OBJECT) {
       severity = SEVERITY_MEDIUM, risk = risk_static_tls_object,
       what = artifact_kind_name(artifact->kind);
@@ -282,11 +351,12 @@ static void find_static_tls(const audit_set_t *set, findings_t *out) {
       severity = SEVERITY_HIGH, risk = risk_static_tls_module, what = "VM extension module";
     } else if (artifact_has_family(artifact, FAMILY_INTERPOSER)) {
       severity = SEVERITY_LOW, risk = risk_static_tls_interposer, what = "interposer";
+      fix = fix_static_tls_interposer;
     } else {
       severity = SEVERITY_MEDIUM, risk = risk_static_tls_module, what = "shared object";
     }
     finding_t *finding = add_finding(
-        out, severity, "static-tls", risk,
+        out, severity, "static-tls", risk, fix,
         xasprintf("%s %s uses static TLS (%s)", what, artifact->path, artifact->static_tls));
     finding_add_artifact(finding, i);
   }
@@ -302,10 +372,11 @@ static void find_vm_module_exports(const audit_set_t *set, findings_t *out) {
       if (f == FAMILY_NSALLOC || exported->count == 0) continue;
       char *names = sample_text(exported);
       finding_t *finding = add_finding(
-          out, SEVERITY_HIGH, "vm-module-exports-allocator", risk_vm_exports,
+          out, SEVERITY_HIGH, "vm-module-exports-allocator", risk_vm_exports, fix_vm_exports,
           xasprintf("%s %s exports unprefixed %s symbols: %s", artifact->host_vm, artifact->path,
                     f == FAMILY_INTERPOSER ? "standard allocator" : family_name((family_t)f),
                     names));
+      finding->family = family_name((family_t)f);
       free(names);
       finding_add_artifact(finding, i);
     }
@@ -327,7 +398,9 @@ static void find_nsalloc_visibility(const audit_set_t *set, findings_t *out) {
       char *reason = xasprintf(why, copy->id.prefix);
       finding_t *finding = add_finding(
           out, SEVERITY_HIGH, "nsalloc-default-visibility", risk_nsalloc_visibility,
+          fix_nsalloc_visibility,
           xasprintf("nsalloc copy prefix=%s in %s is %s", copy->id.prefix, artifact->path, reason));
+      finding->family = family_name(FAMILY_NSALLOC);
       free(reason);
       finding_add_artifact(finding, i);
     }
@@ -344,7 +417,10 @@ static int by_severity_then_discovery(const void *a, const void *b) {
 void findings_compute(const audit_set_t *set, findings_t *out) {
   memset(out, 0, sizeof *out);
   find_duplicate_families(set, out);
-  find_duplicate_exports(set, out);
+  find_duplicate_exports(set, out, allocator_exports_of, "allocator symbol", risk_duplicate_export,
+                         fix_duplicate_export);
+  find_duplicate_exports(set, out, tls_exports_of, "exported thread-local symbol",
+                         risk_exported_tls, fix_exported_tls);
   find_vm_module_exports(set, out);
   find_nsalloc_visibility(set, out);
   find_static_tls(set, out);

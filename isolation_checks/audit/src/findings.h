@@ -20,10 +20,13 @@ bool severity_parse(const char *text, severity_t *out);
 
 typedef struct finding {
   severity_t severity;
-  const char *kind;  /* stable identifier, e.g. "duplicate-family" */
-  char *message;     /* what was found, naming the artifacts */
-  const char *risk;  /* one line: why it matters */
-  size_t *artifacts; /* indexes into the set, ascending */
+  const char *kind;   /* stable identifier, e.g. "duplicate-family" */
+  char *message;      /* what was found, naming the artifacts */
+  const char *risk;   /* one line: why it matters */
+  const char *fix;    /* one line: what to change so the finding goes away */
+  const char *family; /* the allocator family concerned, or NULL (static-tls, ...) */
+  size_t accepted_by; /* the baseline line accepting it, or 0 */
+  size_t *artifacts;  /* indexes into the set, ascending */
   size_t nartifacts;
   size_t discovery; /* position in the order findings were made (keeps sorting stable) */
 } finding_t;

@@ -63,6 +63,39 @@ static int skip_dot_entries(const struct dirent *entry) {
   return strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
 }
 
+static void walk_directory(inputs_t *inputs, const char *path);
+
+/* One entry of a directory walk. Symbolic links to files are followed (a
+ * versioned .so and its aliases are deduplicated by identity); links to
+ * directories are not, so a walk always ends. Everything passed over is
+ * counted in the set, never silently ignored. */
+static void walk_entry(inputs_t *inputs, const char *child) {
+  struct stat st;
+  if (lstat(child, &st) != 0) {
+    add_errno_error(inputs, child, errno);
+    return;
+  }
+  if (audit_set_excludes(inputs->set, child, S_ISDIR(st.st_mode))) return;
+  if (S_ISDIR(st.st_mode)) {
+    walk_directory(inputs, child);
+    return;
+  }
+  if (S_ISLNK(st.st_mode)) {
+    if (stat(child, &st) != 0) {
+      sample_add(errno == ELOOP ? &inputs->set->link_loops : &inputs->set->dangling_links, child);
+      return;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      sample_add(&inputs->set->directory_links, child);
+      return;
+    }
+  }
+  if (S_ISREG(st.st_mode))
+    audit_file(inputs, child, false);
+  else
+    sample_add(&inputs->set->special_files, child);
+}
+
 static void walk_directory(inputs_t *inputs, const char *path) {
   struct dirent **entries;
   int count = scandir(path, &entries, skip_dot_entries, alphasort);
@@ -74,18 +107,7 @@ static void walk_directory(inputs_t *inputs, const char *path) {
   const char *separator = len > 0 && path[len - 1] == '/' ? "" : "/";
   for (int i = 0; i < count; i++) {
     char *child = xasprintf("%s%s%s", path, separator, entries[i]->d_name);
-    struct stat st;
-    if (lstat(child, &st) != 0) {
-      add_errno_error(inputs, child, errno);
-    } else if (S_ISDIR(st.st_mode)) {
-      walk_directory(inputs, child);
-    } else if (S_ISREG(st.st_mode) ||
-               (S_ISLNK(st.st_mode) && stat(child, &st) == 0 && S_ISREG(st.st_mode))) {
-      /* Symbolic links to files are followed (a versioned .so and its
-       * aliases are deduplicated by identity); links to directories are not,
-       * so a walk always ends. */
-      audit_file(inputs, child, false);
-    }
+    walk_entry(inputs, child);
     free(child);
     free(entries[i]);
   }
@@ -96,6 +118,8 @@ static void audit_path(inputs_t *inputs, const char *path) {
   struct stat st;
   if (stat(path, &st) != 0) {
     add_errno_error(inputs, path, errno);
+  } else if (audit_set_excludes(inputs->set, path, S_ISDIR(st.st_mode))) {
+    return;
   } else if (S_ISDIR(st.st_mode)) {
     walk_directory(inputs, path);
   } else if (S_ISREG(st.st_mode)) {

@@ -1,29 +1,10 @@
 /* report_json.c - the machine-readable report (one JSON object). */
 #include "report.h"
 
+#include "json.h"
 #include "util.h"
 
 #include <stdlib.h>
-
-static void json_string(FILE *out, const char *s) {
-  fputc('"', out);
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    if (*c == '"' || *c == '\\')
-      fprintf(out, "\\%c", *c);
-    else if (*c < 0x20 || *c >= 0x7f)
-      fprintf(out, "\\u%04x", *c); /* keep output ASCII */
-    else
-      fputc(*c, out);
-  }
-  fputc('"', out);
-}
-
-static void json_string_or_null(FILE *out, const char *s) {
-  if (s)
-    json_string(out, s);
-  else
-    fputs("null", out);
-}
 
 static void json_sample(FILE *out, const sample_t *sample) {
   fprintf(out, "{\"count\": %zu, \"sample\": [", sample->count);
@@ -72,6 +53,10 @@ static void json_nsalloc_copy(FILE *out, const nsalloc_copy_t *copy) {
 static void json_artifact(FILE *out, const artifact_t *artifact) {
   fputs("    {\"path\": ", out);
   json_string(out, artifact->path);
+  fputs(", \"format\": ", out);
+  json_string(out, artifact->format == FORMAT_PE      ? "PE"
+                   : artifact->format == FORMAT_MACHO ? "Mach-O"
+                                                      : "ELF");
   fputs(", \"kind\": ", out);
   json_string(out, artifact_kind_name(artifact->kind));
   char *description = artifact_describe(artifact);
@@ -109,12 +94,52 @@ static void json_artifact(FILE *out, const artifact_t *artifact) {
   json_sample(out, &artifact->exported_tls);
   fprintf(out, ", \"allocator_exports_truncated\": %s",
           artifact->allocator_exports.overflowed ? "true" : "false");
+  fputs(", \"needed_by\": ", out);
+  json_string_or_null(out, artifact->needed_by);
+  fputs(", \"dependencies\": [", out);
+  for (size_t i = 0; i < artifact->ndeps; i++) {
+    fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+    json_string(out, artifact->deps[i].name);
+    fputs(", \"path\": ", out);
+    json_string(out, artifact->deps[i].path);
+    fputs(", \"families\": [", out);
+    const char *between = "";
+    for (int f = 0; f < FAMILY_COUNT; f++) {
+      if (!(artifact->deps[i].families & (UINT32_C(1) << f))) continue;
+      fputs(between, out);
+      json_string(out, family_name((family_t)f));
+      between = ", ";
+    }
+    fputs("]}", out);
+  }
+  fprintf(out, "], \"unresolved_needed\": %zu", artifact->unresolved_needed);
   fputc('}', out);
+}
+
+/* null, or the baseline's path, entry count and the lines that accepted nothing. */
+static void json_baseline(FILE *out, const report_outcome_t *outcome) {
+  if (!outcome->baseline) {
+    fputs("null", out);
+    return;
+  }
+  fputs("{\"path\": ", out);
+  json_string(out, outcome->baseline_path);
+  fprintf(out, ", \"entries\": %zu, \"unused_lines\": [", outcome->baseline->len);
+  const char *between = "";
+  for (size_t e = 0; e < outcome->baseline->len; e++) {
+    if (outcome->baseline->entries[e].accepted) continue;
+    fprintf(out, "%s%zu", between, outcome->baseline->entries[e].line);
+    between = ", ";
+  }
+  fputs("]}", out);
 }
 
 void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
                  const report_outcome_t *outcome) {
-  fputs("{\n  \"artifacts\": [\n", out);
+  fprintf(out,
+          "{\n  \"tool\": {\"name\": \"nsalloc-audit\", \"version\": \"%s\"},\n"
+          "  \"schema_version\": %d,\n  \"artifacts\": [\n",
+          AUDIT_VERSION, AUDIT_JSON_SCHEMA_VERSION);
   for (size_t i = 0; i < set->nartifacts; i++) {
     json_artifact(out, set->artifacts[i]);
     fputs(i + 1 < set->nartifacts ? ",\n" : "\n", out);
@@ -138,6 +163,14 @@ void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
     json_string(out, finding->message);
     fputs(", \"risk\": ", out);
     json_string(out, finding->risk);
+    fputs(", \"fix\": ", out);
+    json_string(out, finding->fix);
+    fputs(", \"family\": ", out);
+    json_string_or_null(out, finding->family);
+    if (finding->accepted_by)
+      fprintf(out, ", \"accepted_by_baseline_line\": %zu", finding->accepted_by);
+    else
+      fputs(", \"accepted_by_baseline_line\": null", out);
     fputs(", \"artifacts\": [", out);
     for (size_t a = 0; a < finding->nartifacts; a++) {
       if (a) fputs(", ", out);
@@ -145,9 +178,23 @@ void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
     }
     fputs(i + 1 < findings->len ? "]},\n" : "]}\n", out);
   }
+  fprintf(out, "  ],\n  \"skipped\": {\"without_elf\": %zu, \"seen_twice\": %zu",
+          set->skipped_non_elf, set->skipped_duplicate);
+  fputs(", \"dangling_links\": ", out);
+  json_sample(out, &set->dangling_links);
+  fputs(", \"link_loops\": ", out);
+  json_sample(out, &set->link_loops);
+  fputs(", \"directory_links\": ", out);
+  json_sample(out, &set->directory_links);
+  fputs(", \"special_files\": ", out);
+  json_sample(out, &set->special_files);
+  fputs(", \"excluded\": ", out);
+  json_sample(out, &set->excluded);
+  fputs("},\n  \"baseline\": ", out);
+  json_baseline(out, outcome);
   fprintf(out,
-          "  ],\n  \"skipped\": {\"without_elf\": %zu, \"seen_twice\": %zu},\n"
-          "  \"fail_on\": \"%s\",\n  \"failing_findings\": %zu,\n  \"exit_status\": %d\n}\n",
-          set->skipped_non_elf, set->skipped_duplicate, severity_name(outcome->fail_on),
-          outcome->failing_findings, outcome->exit_status);
+          ",\n  \"fail_on\": \"%s\",\n  \"failing_findings\": %zu,\n"
+          "  \"accepted_findings\": %zu,\n  \"exit_status\": %d\n}\n",
+          severity_name(outcome->fail_on), outcome->failing_findings, outcome->accepted_findings,
+          outcome->exit_status);
 }

@@ -59,15 +59,49 @@ static void print_nsalloc_copy(FILE *out, const nsalloc_copy_t *copy) {
           copy->distribution ? " (the copy's own shared library)" : "");
 }
 
+static void print_family_list(FILE *out, uint32_t families) {
+  const char *between = "";
+  for (int f = 0; f < FAMILY_COUNT; f++) {
+    if (!(families & (UINT32_C(1) << f))) continue;
+    fprintf(out, "%s%s", between, family_name((family_t)f));
+    between = ", ";
+  }
+}
+
+/* What the artifact loads through DT_NEEDED (needed.h). */
+static void print_dependencies(FILE *out, const artifact_t *artifact) {
+  if (artifact->ndeps) {
+    uint32_t all = 0;
+    for (size_t i = 0; i < artifact->ndeps; i++)
+      all |= artifact->deps[i].families;
+    fputs("  allocators via DT_NEEDED: ", out);
+    print_family_list(out, all);
+    fputc('\n', out);
+  }
+  for (size_t i = 0; i < artifact->ndeps; i++) {
+    fprintf(out, "    %s => %s: ", artifact->deps[i].name, artifact->deps[i].path);
+    print_family_list(out, artifact->deps[i].families);
+    fputc('\n', out);
+  }
+  if (artifact->unresolved_needed)
+    fprintf(out, "  DT_NEEDED not found: %zu librar%s (neither audited nor on this machine)\n",
+            artifact->unresolved_needed, artifact->unresolved_needed == 1 ? "y" : "ies");
+}
+
 static void print_artifact(FILE *out, const artifact_t *artifact) {
   char *description = artifact_describe(artifact);
   fprintf(out, "%s\n  type: %s\n", artifact->path, description);
   free(description);
   if (artifact->soname) fprintf(out, "  soname: %s\n", artifact->soname);
+  if (artifact->needed_by)
+    fprintf(out, "  loaded through DT_NEEDED of %s (found on disk)\n", artifact->needed_by);
   if (artifact->host_vm)
     fprintf(out, "  host VM: %s (entry point %s)\n", artifact->host_vm, artifact->host_vm_entry);
   if (artifact->system_runtime)
     fputs("  role: system C/C++ runtime (not counted in set-level findings)\n", out);
+  else if (artifact->kind == KIND_ARCHIVE || artifact->kind == KIND_RELOCATABLE)
+    fputs("  role: link input (bundled into what links it; never paired with loaded modules)\n",
+          out);
   fprintf(out, "  tls: %s", report_tls_model(artifact));
   if (artifact->static_tls) fprintf(out, " (%s)", artifact->static_tls);
   fputs("\n  allocators:", out);
@@ -77,6 +111,7 @@ static void print_artifact(FILE *out, const artifact_t *artifact) {
       fprintf(out, "%s %s", families++ ? "," : "", family_name((family_t)f));
   }
   fputs(families ? "\n" : " none\n", out);
+  print_dependencies(out, artifact);
   for (size_t c = 0; c < artifact->ncopies; c++)
     print_nsalloc_copy(out, &artifact->copies[c]);
   for (int f = 0; f < FAMILY_COUNT; f++) {
@@ -95,6 +130,33 @@ static void print_artifact(FILE *out, const artifact_t *artifact) {
   fputc('\n', out);
 }
 
+static void print_passed_over(FILE *out, const char *what, const sample_t *sample) {
+  if (!sample->count) return;
+  fprintf(out, "  %zu %s%s: ", sample->count, what, plural(sample->count));
+  for (size_t k = 0; k < sample->kept; k++)
+    fprintf(out, "%s%s", k ? ", " : "", sample->names[k]);
+  if (sample->count > sample->kept) fprintf(out, " and %zu more", sample->count - sample->kept);
+  fputc('\n', out);
+}
+
+/* Entries that accepted nothing: the finding was fixed (delete the line) or
+ * the line no longer matches what the audit reports. */
+static void print_baseline_use(FILE *out, const report_outcome_t *outcome) {
+  const baseline_t *baseline = outcome->baseline;
+  size_t unused = 0;
+  for (size_t e = 0; e < baseline->len; e++)
+    unused += baseline->entries[e].accepted == 0;
+  fprintf(out, "\nbaseline %s: %zu entr%s, %zu unused", outcome->baseline_path, baseline->len,
+          baseline->len == 1 ? "y" : "ies", unused);
+  const char *between = unused == 1 ? " (line " : " (lines ";
+  for (size_t e = 0; e < baseline->len; e++) {
+    if (baseline->entries[e].accepted) continue;
+    fprintf(out, "%s%zu", between, baseline->entries[e].line);
+    between = ", ";
+  }
+  fputs(unused ? "; fixed or no longer matching: delete them)\n" : "\n", out);
+}
+
 void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
                  const report_outcome_t *outcome) {
   fprintf(out, "nsalloc-audit: %zu artifact%s, %zu error%s, %zu finding%s", set->nartifacts,
@@ -106,6 +168,16 @@ void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
   fputs("\n\n", out);
   for (size_t i = 0; i < set->nartifacts; i++)
     print_artifact(out, set->artifacts[i]);
+  if (set->dangling_links.count || set->link_loops.count || set->directory_links.count ||
+      set->special_files.count || set->excluded.count) {
+    fputs("not audited:\n", out);
+    print_passed_over(out, "path excluded", &set->excluded);
+    print_passed_over(out, "dangling link", &set->dangling_links);
+    print_passed_over(out, "symbolic link loop", &set->link_loops);
+    print_passed_over(out, "link to a directory (not followed)", &set->directory_links);
+    print_passed_over(out, "FIFO, socket or device", &set->special_files);
+    fputc('\n', out);
+  }
   if (set->nerrors) {
     fputs("errors:\n", out);
     for (size_t i = 0; i < set->nerrors; i++)
@@ -116,10 +188,16 @@ void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
   fputs(findings->len ? "\n" : " none\n", out);
   for (size_t i = 0; i < findings->len; i++) {
     const finding_t *finding = &findings->items[i];
-    fprintf(out, "  [%s] %s: %s\n    risk: %s\n", severity_name(finding->severity), finding->kind,
-            finding->message, finding->risk);
+    fprintf(out, "  [%s] %s: %s\n    risk: %s\n    fix: %s\n", severity_name(finding->severity),
+            finding->kind, finding->message, finding->risk, finding->fix);
+    if (finding->accepted_by)
+      fprintf(out, "    accepted: %s line %zu\n", outcome->baseline_path, finding->accepted_by);
   }
-  fprintf(out, "\nexit status %d: %zu finding%s at or above %s, %zu error%s\n",
-          outcome->exit_status, outcome->failing_findings, plural(outcome->failing_findings),
-          severity_name(outcome->fail_on), set->nerrors, plural(set->nerrors));
+  if (outcome->baseline) print_baseline_use(out, outcome);
+  fprintf(out, "\nexit status %d: %zu finding%s at or above %s", outcome->exit_status,
+          outcome->failing_findings, plural(outcome->failing_findings),
+          severity_name(outcome->fail_on));
+  if (outcome->baseline)
+    fprintf(out, " not in the baseline (%zu accepted)", outcome->accepted_findings);
+  fprintf(out, ", %zu error%s\n", set->nerrors, plural(set->nerrors));
 }

@@ -10,10 +10,9 @@
  * listed. C++ namespaces appear as their mangled form (_ZN8tcmalloc is
  * `tcmalloc::`).
  *
- * Byte strings were checked against Debian's binaries (libjemalloc.so.2,
- * libtcmalloc_minimal.so.4, libmimalloc.so.2, clang's Scudo runtime, glibc's
- * ptmalloc) where Debian ships the allocator; docs/audit.md lists which
- * families are recognised by symbols only once stripped.
+ * Names and byte strings were checked against Debian 12's binaries where
+ * Debian ships the allocator (docs/audit.md lists each family with the
+ * versions checked, and which are recognised by symbols only).
  */
 #include "signatures.h"
 
@@ -89,6 +88,21 @@ static const family_signature_t signatures[FAMILY_COUNT] = {
                          /* malloc_stats() lines of dlmalloc 2.8 and glibc's ptmalloc, and a
                           * ptmalloc integrity check message. */
                          .strings = {"in use bytes     = %10", "malloc(): corrupted top size"}},
+    [FAMILY_BOEHM_GC] = {.name = "boehm-gc",
+                         .symbol_prefixes = {"GC_malloc", "GC_init", "GC_gcollect", "GC_free",
+                                             "GC_realloc", "GC_register_finalizer", "GC_base",
+                                             "GC_debug_malloc", "GC_get_heap_size"},
+                         /* An environment variable it reads and its warning prefix. */
+                         .strings = {"GC_INITIAL_HEAP_SIZE", "GC Warning: "}},
+    /* Chromium's allocator: everything is in namespace partition_alloc. */
+    [FAMILY_PARTITIONALLOC] = {.name = "partitionalloc",
+                               .symbol_prefixes = {"_ZN15partition_alloc"}},
+    /* musl's malloc since 1.2.1, linked statically (in musl's own libc.so it
+     * is the system runtime). It prints nothing, so stripped it is not seen. */
+    [FAMILY_MUSL_MALLOCNG] = {.name = "musl-mallocng",
+                              .symbol_prefixes = {"__malloc_context", "__malloc_alloc_meta",
+                                                  "__malloc_size_classes", "__libc_malloc_impl",
+                                                  "__malloc_allzerop"}},
     [FAMILY_INTERPOSER] = {.name = "interposer"},
 };
 

@@ -7,16 +7,8 @@
 # skipped, usage errors exit 2, and --json is well-formed JSON with the same
 # facts as the text report.
 set -u
+. "$(dirname "$0")/checks.sh"
 tool=$1 fixtures=$2 work=$3
-failures=0 passes=0
-pass() { passes=$((passes + 1)); echo "ok: $1"; }
-fail() { failures=$((failures + 1)); echo "FAIL: $1"; }
-expect_status() { # expect_status WANT DESCRIPTION (uses $status)
-  if [ "$status" = "$1" ]; then pass "$2"; else fail "$2: exit status $status, expected $1"; fi
-}
-expect_line() { # expect_line FILE LINE DESCRIPTION
-  if grep -qxF -- "$2" "$1"; then pass "$3"; else fail "$3: no line '$2' in:" && cat "$1"; fi
-}
 
 rm -rf "$work"
 mkdir -p "$work/release/lib/a/priv/native" "$work/release/lib/b/priv/native"
@@ -35,6 +27,43 @@ expect_line walk.txt "nsalloc-audit: 2 artifacts, 0 errors, 3 findings (skipped 
   "walk counts the skipped file and the alias"
 expect_line walk.txt "  [high] duplicate-family: jemalloc is bundled in 2 artifacts: release/lib/a/priv/native/a.so and release/lib/b/priv/native/b.so" \
   "walk order is name order; the alias is not a second copy"
+
+expect_line walk.txt "  1 link to a directory (not followed): release/lib/loop/up" \
+  "a directory link met in the walk is reported, not silently ignored"
+
+# Links to nothing, link loops and FIFOs met while walking are counted and
+# named; a FIFO is never opened (the walk would block on it).
+mkdir -p odd
+cp "$fixtures/mod_nsalloc_a.so" odd/mod.so
+ln -s missing.so odd/dangling.so
+ln -s loop_b odd/loop_a && ln -s loop_a odd/loop_b
+mkfifo odd/pipe
+timeout 20 "$tool" odd >odd.txt 2>odd.err
+status=$?
+expect_status 0 "a walk past odd entries still audits the module (exit 0, no FIFO hang)"
+expect_line odd.txt "  1 dangling link: odd/dangling.so" "the dangling link is counted and named"
+expect_line odd.txt "  2 symbolic link loops: odd/loop_a, odd/loop_b" "the link loop is counted and named"
+expect_line odd.txt "  1 FIFO, socket or device: odd/pipe" "the FIFO is counted and named"
+
+# Auditing nothing is an error, never a pass: an empty directory, a
+# directory holding only a dangling link, a tree of sources only.
+mkdir -p nothing/empty nothing/dangling nothing/sources
+ln -s missing.so nothing/dangling/gone.so
+echo "print('hi')" >nothing/sources/x.py
+for dir in nothing/empty nothing/dangling nothing/sources; do
+  "$tool" "$dir" >nothing.txt 2>nothing.err
+  status=$?
+  expect_status 2 "$dir: zero audited artifacts is exit status 2"
+  expect_line nothing.err "nsalloc-audit: $dir: no artifact was audited: no ELF file, nor an archive, zip or tarball with ELF members, was found" \
+    "$dir: the error says nothing was audited"
+done
+"$tool" --json nothing/dangling >nothing.json 2>/dev/null
+if python3 - nothing.json <<'PY'; then pass "--json of an empty audit names the dangling link"; else fail "--json of an empty audit"; fi
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["exit_status"] == 2 and report["artifacts"] == []
+assert report["skipped"]["dangling_links"] == {"count": 1, "sample": ["nothing/dangling/gone.so"]}
+PY
 
 # A glob the shell did not expand (quoted), as in every priv/native/*.so.
 "$tool" 'release/lib/*/priv/native/[ab].so' >glob.txt 2>glob.err
@@ -77,9 +106,13 @@ kinds = [(f["severity"], f["kind"]) for f in report["findings"]]
 assert kinds == [("high", "duplicate-family"), ("high", "static-tls"), ("high", "static-tls")], kinds
 assert report["findings"][0]["artifacts"] == [
     "release/lib/a/priv/native/a.so", "release/lib/b/priv/native/b.so"]
-assert report["skipped"] == {"without_elf": 1, "seen_twice": 1}
+assert report["skipped"]["without_elf"] == 1 and report["skipped"]["seen_twice"] == 1
+assert report["skipped"]["directory_links"]["sample"] == ["release/lib/loop/up"]
+assert report["tool"]["name"] == "nsalloc-audit" and report["tool"]["version"]
+assert report["schema_version"] == 1
+# Every finding says what to do about it.
+assert all(f["fix"] and f["fix"] != f["risk"] for f in report["findings"]), report["findings"]
 assert report["exit_status"] == 1 and report["failing_findings"] == 3
 PY
 
-echo "$passes passed, $failures failed"
-[ "$failures" = 0 ]
+checks_done

@@ -49,6 +49,12 @@ check "${scudo:-libclang_rt.scudo_standalone-x86_64.so}" libclang-rt-14-dev "all
 check "$lib/libc.so.6" libc6 "allocators: dlmalloc, interposer" \
   "  role: system C/C++ runtime (not counted in set-level findings)"
 check "$lib/libffi.so.8" libffi8 "allocators: none"
+check "$lib/libgc.so.1" libgc1 "allocators: boehm-gc"
+# The rest of the C library is the system runtime too (the static libc.a included).
+runtime="  role: system C/C++ runtime (not counted in set-level findings)"
+check "$lib/libm.so.6" libc6 "allocators: none" "$runtime"
+check "$lib/libresolv.so.2" libc6 "allocators: none" "$runtime"
+check "$lib/libc.a" libc6-dev "allocators: dlmalloc, interposer" "$runtime"
 check "$lib/libjemalloc_pic.a" libjemalloc-dev "allocators: jemalloc, interposer" \
   "  type: static archive, 63 ELF members (ELF64 LSB relocatable, x86-64)"
 

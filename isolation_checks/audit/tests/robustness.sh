@@ -6,17 +6,9 @@
 # hundreds of members finish in bounded time (and, with LIMIT_MEMORY=1,
 # within 256 MiB of address space: not under sanitizers, which reserve more).
 set -u
+. "$(dirname "$0")/checks.sh"
 tool=$1 fixtures=$2 work=$3 limit_memory=$4
 here=$(cd "$(dirname "$0")" && pwd)
-failures=0 passes=0
-pass() { passes=$((passes + 1)); echo "ok: $1"; }
-fail() { failures=$((failures + 1)); echo "FAIL: $1"; }
-expect_line() { # expect_line FILE LINE DESCRIPTION
-  if grep -qxF -- "$2" "$1"; then pass "$3"; else fail "$3: no line '$2' in:" && cat "$1"; fi
-}
-expect_match() { # expect_match FILE EXTENDED-REGEX DESCRIPTION
-  if grep -qxE -- "$2" "$1"; then pass "$3"; else fail "$3: no line matching '$2' in:" && cat "$1"; fi
-}
 cut_tail() { # cut_tail FILE BYTES OUT: FILE without its last BYTES bytes
   head -c $(($(wc -c <"$1") - $2)) "$1" >"$3"
 }
@@ -64,10 +56,10 @@ for expected in \
   "truncated_header.so: truncated or corrupt: the section header table ends past the end of the file" \
   "truncated_early.so: truncated or corrupt: the section header table ends past the end of the file" \
   "truncated_half.so: truncated or corrupt: the section header table ends past the end of the file" \
-  "random.bin: not an ELF file, static archive or zip" \
+  "random.bin: not an ELF, PE or Mach-O file, static archive, zip or tarball" \
   "random_elf_magic.so: corrupt ELF header: unknown class, byte order or version" \
   "bad_section_offset.so: truncated or corrupt: the section header table ends past the end of the file" \
-  "text.so: not an ELF file, static archive or zip" \
+  "text.so: not an ELF, PE or Mach-O file, static archive, zip or tarball" \
   "empty.so: empty file" \
   "truncated_member.a\(plain.o\): Truncated ar archive" \
   "truncated_header.a: truncated or corrupt: [0-9]+ bytes after the last member" \
@@ -80,6 +72,60 @@ expect_line report.txt "    nsalloc: prefix=a_ version=0.1.0 visibility=hidden t
   "the good file's evidence is complete"
 expect_line report.txt "  type: static archive, 2 ELF members (ELF64 LSB relocatable, x86-64)" \
   "the complete members of a truncated archive are audited"
+
+# --- compressed and nested containers past the limits ------------------------
+# A tar member declaring 3 GiB (past the 1 GiB member limit) is refused
+# before anything is read; a truncated tarball and a corrupt gzip stream are
+# errors; a tarball in a wheel in a tarball is opened (depth 2, within 3).
+python3 - "$fixtures/nif_jemalloc_a.stripped.so" <<'PY'
+import gzip, io, sys, tarfile, zipfile
+def tar_bytes(members, mode="w:gz"):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode=mode) as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), 0
+            t.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+header = tarfile.TarInfo("huge.so")
+header.size = 3 << 30
+open("huge_member.tar.gz", "wb").write(gzip.compress(header.tobuf() + b"\0" * 4096, mtime=0))
+module = open(sys.argv[1], "rb").read()
+whole = tar_bytes([("lib/a.so", module)])
+open("truncated.tar.gz", "wb").write(whole[: len(whole) // 2])
+open("corrupt.tar.gz", "wb").write(whole[:20] + bytes(200) + whole[220:])
+wheel = io.BytesIO()
+with zipfile.ZipFile(wheel, "w") as z:
+    z.writestr("pkg/sdist.tar.gz", tar_bytes([("x/a.so", module)]))
+open("nested.tar.gz", "wb").write(tar_bytes([("dist/pkg.whl", wheel.getvalue())]))
+PY
+run_bounded 60 limits.txt limits.err huge_member.tar.gz truncated.tar.gz corrupt.tar.gz \
+  nested.tar.gz
+status=$?
+[ "$status" = 2 ] && pass "containers past the limits: exit status 2" ||
+  fail "containers past the limits: exit status $status, expected 2"
+sed "s|^nsalloc-audit: ||" limits.err >limits.clean
+expect_line limits.clean "huge_member.tar.gz!huge.so: member larger than 1073741824 bytes" \
+  "a member past the size limit is refused, named"
+expect_match limits.clean "truncated.tar.gz(!lib/a.so)?: .+" "a truncated tarball is an error"
+expect_match limits.clean "corrupt.tar.gz(!.*)?: .+" "a corrupt gzip stream is an error"
+expect_line limits.txt "nested.tar.gz!dist/pkg.whl!pkg/sdist.tar.gz!x/a.so" \
+  "a tarball in a wheel in a tarball is opened"
+
+# --- truncated and corrupt PE and Mach-O images -------------------------------
+head -c 300 "$fixtures/mi_a.pyd" >truncated.pyd          # headers, no section data
+head -c 40 "$fixtures/mi_arm64.dylib" >truncated.dylib   # load commands cut off
+head -c 20000 "$fixtures/mi_mac.cpython-311-darwin.so" >truncated_universal.so
+run_bounded 60 foreign.txt foreign.err truncated.pyd truncated.dylib truncated_universal.so
+status=$?
+[ "$status" = 2 ] && pass "truncated PE and Mach-O: exit status 2" ||
+  fail "truncated PE and Mach-O: exit status $status, expected 2"
+sed "s|^nsalloc-audit: ||" foreign.err >foreign.clean
+expect_match foreign.clean "truncated.pyd: truncated or corrupt: .+" "a truncated PE is an error"
+expect_line foreign.clean "truncated.dylib: truncated or corrupt: a load command ends past the end of the file" \
+  "a truncated Mach-O is an error"
+expect_line foreign.clean "truncated_universal.so: truncated or corrupt: slice 0 ends past the end of the file" \
+  "a universal binary with a slice past the end is an error"
 
 # --- a huge symbol table ------------------------------------------------------
 python3 - <<'PY'
@@ -122,5 +168,4 @@ elapsed=$(($(date +%s) - start))
 expect_line big.txt "  type: static archive, 401 ELF members (ELF64 LSB relocatable, x86-64)" \
   "every member of a 401-member archive is read"
 
-echo "$passes passed, $failures failed"
-[ "$failures" = 0 ]
+checks_done

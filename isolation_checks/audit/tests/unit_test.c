@@ -126,7 +126,15 @@ static void test_symbol_rules(void) {
   CHECK_EQ(family_of_symbol("xxmalloc"), FAMILY_HOARD);
   CHECK_EQ(family_of_symbol("dlmalloc"), FAMILY_DLMALLOC);
   CHECK_EQ(family_of_symbol("create_mspace"), FAMILY_DLMALLOC);
+  CHECK_EQ(family_of_symbol("GC_malloc_atomic"), FAMILY_BOEHM_GC);
+  CHECK_EQ(family_of_symbol("GC_gcollect"), FAMILY_BOEHM_GC);
+  CHECK_EQ(family_of_symbol("_ZN15partition_alloc8internal10SlotSpanMdE"), FAMILY_PARTITIONALLOC);
+  CHECK_EQ(family_of_symbol("__malloc_context"), FAMILY_MUSL_MALLOCNG);
+  CHECK_EQ(family_of_symbol("__libc_malloc_impl"), FAMILY_MUSL_MALLOCNG);
   /* Negative controls: shared or generic names identify nothing. */
+  CHECK_EQ(family_of_symbol("GCM_encrypt"), FAMILY_COUNT);
+  CHECK_EQ(family_of_symbol("__libc_malloc"), FAMILY_COUNT); /* glibc and musl alike */
+  CHECK_EQ(family_of_symbol("_ZN9partition5allocEv"), FAMILY_COUNT);
   CHECK_EQ(family_of_symbol("nallocx"), FAMILY_COUNT);      /* jemalloc and gperftools */
   CHECK_EQ(family_of_symbol("tc_qdisc_add"), FAMILY_COUNT); /* traffic control */
   CHECK_EQ(family_of_symbol("_ZN8tcmalloc16DumpProcSelfMapsEi"), FAMILY_COUNT); /* profiler */
@@ -194,6 +202,42 @@ static void test_who_shares_a_process(void) {
                              jemalloc_artifact("libc.so.6", KIND_SHARED_OBJECT, EM_X86_64)};
   with_libc[1]->system_runtime = true;
   CHECK_EQ(duplicate_families_in(with_libc, 2), 0);
+  /* Link inputs are never loaded: a static archive or an object beside the
+   * shared object of the same library is not a second copy in a process. */
+  artifact_t *archive_and_module[] = {
+      jemalloc_artifact("libjemalloc_pic.a", KIND_ARCHIVE, EM_X86_64),
+      jemalloc_artifact("libjemalloc.so.2", KIND_SHARED_OBJECT, EM_X86_64),
+      jemalloc_artifact("jemalloc.o", KIND_RELOCATABLE, EM_X86_64)};
+  CHECK_EQ(duplicate_families_in(archive_and_module, 3), 0);
+}
+
+/* Whether an artifact with this path (and soname) counts as the system runtime. */
+static bool system_runtime(const char *path, const char *soname) {
+  artifact_t *artifact = artifact_new(path);
+  artifact->elf_type = ET_DYN;
+  if (soname) artifact->soname = strdup(soname);
+  artifact_finish(artifact);
+  bool runtime = artifact->system_runtime;
+  artifact_free(artifact);
+  return runtime;
+}
+
+static void test_system_runtime(void) {
+  CHECK(system_runtime("/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6"));
+  CHECK(system_runtime("libm.so.6", "libm.so.6"));
+  CHECK(system_runtime("x/libresolv.so.2", "libresolv.so.2"));
+  CHECK(system_runtime("libnss_files.so.2", "libnss_files.so.2"));
+  CHECK(system_runtime("libnsl.so.2", NULL));
+  CHECK(system_runtime("/usr/lib/x86_64-linux-gnu/libc.a", NULL));
+  CHECK(system_runtime("/usr/lib/musl/lib/libc.so", "libc.so")); /* musl's soname */
+  CHECK(system_runtime("ld-musl-x86_64.so.1", NULL));
+  CHECK(system_runtime("w.whl!lib/libstdc++.so.6", NULL));
+  /* Negative controls: libraries whose names only start like the runtime's. */
+  CHECK(!system_runtime("libcrypto.so.3", "libcrypto.so.3"));
+  CHECK(!system_runtime("libmimalloc.so.2", "libmimalloc.so.2"));
+  CHECK(!system_runtime("libcustom.a", NULL));
+  CHECK(!system_runtime("libm_ext.so", NULL));
+  CHECK(!system_runtime("w.whl!libc/mod.so", NULL));
 }
 
 static void test_findings_sorted_by_severity(void) {
@@ -222,6 +266,7 @@ int main(int argc, char **argv) {
       TEST(test_record_bounds),          TEST(test_sample_keeps_smallest),
       TEST(test_nameset_sorted_bounded), TEST(test_symbol_rules),
       TEST(test_who_shares_a_process),   TEST(test_findings_sorted_by_severity),
+      TEST(test_system_runtime),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
