@@ -10,8 +10,9 @@
 
 /* The C names the override library documents (core/override.c). */
 static const char *const override_names[] = {
-    "malloc",   "calloc",         "realloc", "free",    "aligned_alloc",
-    "memalign", "posix_memalign", "valloc",  "pvalloc", "malloc_usable_size"};
+    "malloc",   "calloc",         "realloc",     "free",         "aligned_alloc",
+    "memalign", "posix_memalign", "valloc",      "pvalloc",      "malloc_usable_size",
+    "mallinfo", "mallinfo2",      "malloc_trim", "malloc_stats", "mallopt"};
 
 /* Names only an allocator defines: a copy that defines one of them unprefixed
  * replaces or collides with the process allocator (or another bundled one). */
@@ -21,7 +22,8 @@ static const char *const allocator_names[] = {
     "reallocarray", "cfree",          "malloc_trim", "mallocx",   "rallocx",
     "xallocx",      "sallocx",        "dallocx",     "sdallocx",  "nallocx",
     "mallctl",      "rpmalloc",       "rpfree",      "rprealloc", "rpcalloc",
-    "dlmalloc",     "dlfree",         "dlrealloc",   "dlcalloc"};
+    "dlmalloc",     "dlfree",         "dlrealloc",   "dlcalloc",  "mallinfo",
+    "mallinfo2",    "malloc_stats",   "mallopt"};
 static const char *const allocator_prefixes[] = {"mi_", "_mi_", "je_", "tc_"};
 
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
