@@ -69,8 +69,8 @@ typedef DWORD prim_key_t; /* an FLS index */
 typedef pthread_mutex_t prim_lock_t;
 typedef pthread_once_t prim_once_t;
 typedef pthread_key_t prim_key_t;
-#define PRIM_LOCK_INIT         PTHREAD_MUTEX_INITIALIZER
-#define PRIM_ONCE_INIT         PTHREAD_ONCE_INIT
+#define PRIM_LOCK_INIT          PTHREAD_MUTEX_INITIALIZER
+#define PRIM_ONCE_INIT          PTHREAD_ONCE_INIT
 #define PRIM_MODULE_CONSTRUCTOR __attribute__((constructor))
 #define PRIM_MODULE_DESTRUCTOR  __attribute__((destructor))
 #endif
