@@ -75,7 +75,7 @@ static void copy_at_exit(void) {
 static void copy_init_once(void) {
   options_init();
   prim_atfork(fork_prepare, fork_parent, fork_child);
-  atexit(copy_at_exit);
+  prim_at_exit(copy_at_exit);
 }
 
 /* (Re)start the copy: a thread-exit key and a new epoch, so threads whose

@@ -32,6 +32,8 @@
  *     prim_key_delete() stops any later call (needed before unloading).
  *   - prim_atfork(): handlers around fork() (no-op where fork does not exist).
  *   - prim_yield(): give the CPU to another thread (a short spin wait).
+ *   - prim_at_exit(): a handler run at process exit, or when the module
+ *     holding the copy is unloaded, whichever comes first.
  *
  * Misc
  *   - prim_clock_ms(): a monotonic clock in milliseconds.
@@ -111,6 +113,7 @@ static void prim_key_delete(prim_key_t key);
 static void prim_key_set(prim_key_t key, void *value);
 static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 static void prim_yield(void);
+static void prim_at_exit(void (*handler)(void));
 /* misc */
 static uint64_t prim_clock_ms(void);
 static void prim_write_error(const char *text, size_t length);

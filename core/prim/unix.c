@@ -9,6 +9,7 @@
  * even under -std=c11.
  */
 #include <sched.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,6 +122,26 @@ static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*chil
 static void prim_yield(void) {
   sched_yield();
 }
+
+#if defined(__ELF__)
+/* The module's own handle (crtstuff defines it in every ELF module): a
+ * handler registered with it belongs to this module, so it runs when the
+ * module is unloaded, or at exit if it never is. Plain atexit() is the same
+ * call in glibc, but a sanitizer runtime intercepts atexit() and drops the
+ * module, then calls the handler after dlclose: into unmapped code. */
+extern void *__dso_handle;
+int __cxa_atexit(void (*handler)(void *), void *arg, void *dso);
+static void prim_at_exit_call(void *handler) {
+  ((void (*)(void))(uintptr_t)handler)();
+}
+static void prim_at_exit(void (*handler)(void)) {
+  __cxa_atexit(prim_at_exit_call, (void *)(uintptr_t)handler, &__dso_handle);
+}
+#else
+static void prim_at_exit(void (*handler)(void)) {
+  atexit(handler);
+}
+#endif
 
 /* ---- misc ------------------------------------------------------------------- */
 

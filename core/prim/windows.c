@@ -130,6 +130,9 @@ static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*chil
 static void prim_yield(void) {
   SwitchToThread();
 }
+static void prim_at_exit(void (*handler)(void)) {
+  atexit(handler); /* mingw: a DLL's handlers run when it is unloaded, or at exit */
+}
 
 /* ---- misc ------------------------------------------------------------------- */
 
