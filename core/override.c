@@ -78,6 +78,7 @@ EXPORT size_t malloc_usable_size(void *p) {
 }
 
 /* ---- glibc's introspection and tuning, answered for this copy's memory ---- */
+#if defined(__GLIBC__) /* struct mallinfo2 and friends are glibc's own */
 
 /* All of nsalloc's memory is reported as the one "arena": system bytes are
  * the bytes that may be resident (committed), in-use bytes those of live
@@ -129,3 +130,4 @@ EXPORT int mallopt(int param, int value) {
   (void)value;
   return 0;
 }
+#endif /* __GLIBC__ */
