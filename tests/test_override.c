@@ -22,6 +22,17 @@ static void *libc_handle(void) {
 }
 #define LIBC(name) ((__typeof__(&name))dlsym(libc_handle(), #name))
 
+/* Results go through this volatile sink: a compiler may otherwise elide a
+ * malloc/free pair and assume the allocation succeeded (clang does). */
+static void *volatile kept;
+/* The allocation functions whose errno is checked are called through
+ * volatile pointers: clang otherwise assumes they leave errno alone. */
+static void *(*volatile call_malloc)(size_t) = malloc;
+static void *(*volatile call_calloc)(size_t, size_t) = calloc;
+static void *(*volatile call_pvalloc)(size_t) = pvalloc;
+static void *(*volatile call_memalign)(size_t, size_t) = memalign;
+static void *(*volatile call_aligned_alloc)(size_t, size_t) = aligned_alloc;
+
 static size_t rss_bytes(void) {
   long pages = 0, resident = 0;
   FILE *f = fopen("/proc/self/statm", "r");
@@ -44,7 +55,7 @@ static void test_pvalloc_overflow(void) {
   static const size_t sizes[] = {SIZE_MAX - 100, SIZE_MAX, SIZE_MAX - 4094};
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
     errno = 0;
-    CHECK(pvalloc(sizes[i]) == NULL && errno == ENOMEM);
+    CHECK((kept = call_pvalloc(sizes[i])) == NULL && errno == ENOMEM);
     errno = 0;
     CHECK(LIBC(pvalloc)(sizes[i]) == NULL && errno == ENOMEM);
   }
@@ -62,14 +73,14 @@ static void test_overcommit_like_glibc(void) {
     void *theirs = LIBC(malloc)(sizes[i]);
     int their_errno = errno;
     errno = 0;
-    void *ours = malloc(sizes[i]);
+    void *ours = kept = call_malloc(sizes[i]);
     CHECK((ours != NULL) == (theirs != NULL));
     if (!ours) CHECK_EQ(errno, ENOMEM);
     if (!theirs) CHECK_EQ(their_errno, ENOMEM);
     free(ours);
     LIBC(free)(theirs);
     errno = 0;
-    ours = calloc(1, sizes[i]);
+    ours = kept = call_calloc(1, sizes[i]);
     theirs = LIBC(calloc)(1, sizes[i]);
     CHECK((ours != NULL) == (theirs != NULL));
     free(ours);
@@ -80,7 +91,7 @@ static void test_overcommit_like_glibc(void) {
 /* Fresh memory from the OS is already zero: a big calloc must not touch it. */
 static void test_calloc_leaves_fresh_memory_untouched(void) {
   size_t size = (size_t)1 << 30, before = rss_bytes();
-  unsigned char *p = calloc(1, size);
+  unsigned char *p = kept = calloc(1, size);
   CHECK(p != NULL);
   if (!p) return;
   CHECK(rss_bytes() - before < ((size_t)16 << 20));
@@ -116,7 +127,8 @@ static void test_memalign_like_glibc(void) {
             which ? LIBC(memalign)(alignment, size) : LIBC(aligned_alloc)(alignment, size);
         int their_errno = errno;
         errno = 0;
-        void *ours = which ? memalign(alignment, size) : aligned_alloc(alignment, size);
+        void *ours = kept =
+            which ? call_memalign(alignment, size) : call_aligned_alloc(alignment, size);
         int our_errno = errno;
         CHECK((ours != NULL) == (theirs != NULL));
         if (!ours && !theirs) CHECK_EQ(our_errno, their_errno);
@@ -175,7 +187,6 @@ static void test_malloc_trim_releases_memory(void) {
 }
 
 /* malloc_stats prints glibc's format with nsalloc's figures. */
-static void *volatile kept; /* keeps the compiler from eliding a malloc/free pair */
 static void test_malloc_stats_prints_nsalloc_figures(void) {
   void *p = kept = malloc(123456);
   int fds[2];
