@@ -63,9 +63,10 @@
 typedef SRWLOCK prim_lock_t;
 typedef INIT_ONCE prim_once_t;
 typedef DWORD prim_key_t; /* an FLS index */
-#define PRIM_LOCK_INIT         SRWLOCK_INIT
-#define PRIM_ONCE_INIT         INIT_ONCE_STATIC_INIT
-#define PRIM_MODULE_DESTRUCTOR __attribute__((destructor)) /* run at DLL_PROCESS_DETACH */
+#define PRIM_LOCK_INIT          SRWLOCK_INIT
+#define PRIM_ONCE_INIT          INIT_ONCE_STATIC_INIT
+#define PRIM_MODULE_CONSTRUCTOR __attribute__((constructor)) /* run at DLL_PROCESS_ATTACH */
+#define PRIM_MODULE_DESTRUCTOR  __attribute__((destructor))  /* run at DLL_PROCESS_DETACH */
 #else
 #include <pthread.h>
 typedef pthread_mutex_t prim_lock_t;
