@@ -8,9 +8,13 @@
 set -eu
 driver=$1 module=$2 max_malloc=${3:-} max_free=${4:-}
 here=$(dirname "$0")
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-valgrind --tool=callgrind --callgrind-out-file="$out" "$driver" "$module" 2>/dev/null
+out=$(mktemp) log=$(mktemp)
+trap 'rm -f "$out" "$log"' EXIT
+if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$driver" "$module" 2>"$log"; then
+  echo "fastpath_count: callgrind failed:" >&2
+  cat "$log" >&2
+  exit 1
+fi
 counts=$(python3 "$here/../../bench/callgrind_calls.py" "$out" fastpath_mallocs fastpath_frees) || true
 status=0
 for op in malloc free; do
