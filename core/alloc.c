@@ -5,14 +5,6 @@
  */
 #include "internal.h"
 
-/* Takes `block`, the first block of page's free list. */
-static inline void *page_take(page_t *page, block_t *block) {
-  page->free = block->next;
-  page_used_set(page, page_used(page) + 1);
-  block->tag = 0;
-  return block;
-}
-
 /* The malloc fast path: pop the first free block of the size's page. */
 static inline void *heap_alloc(heap_t *heap, size_t size) {
   if (likely(size <= DIRECT_MAX)) {

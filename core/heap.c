@@ -266,10 +266,7 @@ static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignme
     if (zero && !page->untouched) memset(page->start, 0, size);
     return page->start;
   }
-  block_t *block = page->free;
-  page->free = block->next;
-  page_used_set(page, page_used(page) + 1);
-  block->tag = 0;
+  block_t *block = page_take(page, page->free);
   /* A large page's one block: carving wrote only its header, next = NULL
    * and the tag just cleared, so an untouched page's block is all zero. */
   if (zero && !(page->untouched && relaxed_load(&page->kind) == PAGE_LARGE)) memset(block, 0, size);

@@ -104,13 +104,12 @@ struct page_s {
   uint64_t div_magic;             /* floor(2^64 / block_size) + 1: see block_position() */
   _Atomic(uint64_t) carved_limit; /* block_position() of the first block not carved yet:
                                    * written by the owner when carving, read by any thread */
-  _Atomic(uint32_t) used;         /* blocks allocated, not yet freed-and-collected: written by the
-                                   * owner (page_used_set), read by the statistics walk */
-  uint32_t capacity;              /* blocks carved so far */
-  uint32_t reserved;              /* blocks that fit in the page */
-  uint8_t in_full;                /* off its bin queue (large pages always are) */
-  uint8_t untouched;              /* every slice was decommitted (reads as zero) when the page was
-                                   * claimed: a large or huge block needs no zeroing */
+  uint32_t used;     /* blocks allocated, not yet freed-and-collected: see page_used() */
+  uint32_t capacity; /* blocks carved so far */
+  uint32_t reserved; /* blocks that fit in the page */
+  uint8_t in_full;   /* off its bin queue (large pages always are) */
+  uint8_t untouched; /* every slice was decommitted (reads as zero) when the page was
+                      * claimed: a large or huge block needs no zeroing */
   uint8_t bin;
   uint8_t slice_index;
   /* Read by the statistics walk from other threads, hence atomic (relaxed). */
@@ -179,13 +178,41 @@ static inline segment_t *segment_of(const void *p) {
 static inline uint8_t *slice_address(segment_t *seg, size_t index) {
   return (uint8_t *)seg + (index << SLICE_SHIFT);
 }
-/* page->used: relaxed atomic accesses (plain moves on x86-64), so the
- * statistics walk on another thread reads a whole old or new count. */
-static inline uint32_t page_used(const page_t *page) {
-  return relaxed_load(&page->used);
+/* ThreadSanitizer builds (gcc defines __SANITIZE_THREAD__, clang has the
+ * feature test) make the owner's updates of page->used atomic; see below. */
+#if defined(__SANITIZE_THREAD__)
+#define NSALLOC_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NSALLOC_TSAN 1
+#endif
+#endif
+
+/* page->used is written only by the thread that owns the page (malloc, its
+ * own frees, collection), so it is a plain field that the owner updates with
+ * one read-modify-write instruction on the fast paths (a C11 atomic would cost
+ * a separate load and store on each). The only readers on other threads are
+ * the statistics walk and unload's scan for live blocks, which read it with an
+ * atomic load (page_used_snapshot): a whole old or new count, on every target
+ * whose 32-bit stores are single instructions. Under ThreadSanitizer the
+ * owner's accesses are relaxed atomics too, so the checker sees no plain
+ * access racing with the snapshot. */
+static inline uint32_t page_used(const page_t *page) { /* owner only */
+#if defined(NSALLOC_TSAN)
+  return __atomic_load_n(&page->used, __ATOMIC_RELAXED);
+#else
+  return page->used;
+#endif
 }
-static inline void page_used_set(page_t *page, uint32_t used) {
-  relaxed_store(&page->used, used);
+static inline void page_used_set(page_t *page, uint32_t used) { /* owner only */
+#if defined(NSALLOC_TSAN)
+  __atomic_store_n(&page->used, used, __ATOMIC_RELAXED);
+#else
+  page->used = used;
+#endif
+}
+static inline uint32_t page_used_snapshot(const page_t *page) { /* any thread */
+  return __atomic_load_n(&page->used, __ATOMIC_RELAXED);
 }
 
 static inline uint64_t slice_mask(size_t index, size_t count) {

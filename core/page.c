@@ -64,7 +64,18 @@ static bool page_extend(page_t *page) {
   return true;
 }
 
-/* Move blocks freed by other threads and by the owner to `free`. Owner only. */
+/* Takes `block`, the first block of page's free list (malloc). Owner only. */
+static inline void *page_take(page_t *page, block_t *block) {
+  page->free = block->next;
+  page_used_set(page, page_used(page) + 1);
+  block->tag = 0;
+  return block;
+}
+
+/* Make blocks freed by other threads and by the owner allocatable. The
+ * remote list becomes `free` itself when that is empty (the owner's frees stay
+ * on local_free for the next collection), else it joins local_free; an empty
+ * `free` then takes local_free. Owner only. */
 static void page_collect(page_t *page) {
   uintptr_t old = atomic_load_explicit(&page->thread_free, memory_order_acquire);
   while (old & TF_PTR_MASK) {
@@ -76,13 +87,18 @@ static void page_collect(page_t *page) {
     if (!atomic_compare_exchange_weak_explicit(&page->thread_free, &old, old & TF_FULL,
                                                memory_order_acq_rel, memory_order_acquire))
       continue;
-    block_t *head = (block_t *)(old & TF_PTR_MASK), *tail = head;
+    block_t *head = (block_t *)(old & TF_PTR_MASK);
     size_t count = old / TF_COUNT_ONE;
+    page_used_set(page, page_used(page) - (uint32_t)count);
+    if (!page->free) { /* the usual caller, malloc's slow path: no need to walk the list */
+      page->free = head;
+      return;
+    }
+    block_t *tail = head;
     for (size_t i = 1; i < count; i++)
       tail = tail->next;
     tail->next = page->local_free;
     page->local_free = head;
-    page_used_set(page, page_used(page) - (uint32_t)count);
     break;
   }
   if (!page->free) {

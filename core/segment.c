@@ -291,7 +291,7 @@ static page_t *segment_next_page(segment_t *seg, size_t *index) {
 static bool segment_has_live_blocks(segment_t *seg) {
   size_t index = 1;
   for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;)
-    if (page_used(page) > page_pending_remote(page)) return true;
+    if (page_used_snapshot(page) > page_pending_remote(page)) return true;
   return false;
 }
 

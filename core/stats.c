@@ -26,7 +26,7 @@ static size_t stats_add_segment(nsalloc_stats_t *out, segment_t *seg) {
     page_t *page = &seg->pages[i];
     uint8_t kind = relaxed_load(&page->kind);
     if (!kind) continue;
-    size_t used = page_used(page);
+    size_t used = page_used_snapshot(page);
     size_t pending = page_pending_remote(page);
     size_t blocks = used > pending ? used - pending : 0;
     size_t block_size = relaxed_load(&page->block_size);
