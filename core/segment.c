@@ -29,6 +29,23 @@ static void segment_init_header(segment_t *seg, size_t size, enum segment_kind k
   seg->decommitted = fresh && !copy.os_source.alloc ? SLICES_ALL : 0;
 }
 
+/* Ready a cached segment for a new owner. Only its header needs resetting:
+ * every way into the cache (segment_page_free of its last page,
+ * segment_drop, segment_huge_free) has already given back each page, so
+ * page_of[] names unused_page and every descriptor has kind 0, and page_init
+ * or segment_huge_alloc rewrites a descriptor before it is used again. Its
+ * size, kind, residency (decommitted) and place on copy.segments stay. (A
+ * memset of the whole header, page descriptors included, would cost about a
+ * thousand instructions on every reuse: a large malloc/free pair in a loop
+ * empties and refills one segment each time.) Lock held. */
+static void segment_reuse(segment_t *seg) {
+  relaxed_store(&seg->heap, NULL);
+  seg->heap_next = seg->heap_prev = seg->list_next = NULL;
+  seg->free_slices = SLICES_ALL;
+  seg->purge_at_ms = 0;
+  relaxed_store(&seg->full_page_freed, 0);
+}
+
 /* A cached segment of the same kind, a fitting size and alignment, or NULL.
  * A normal segment must be exactly SEGMENT_SIZE: its header describes just
  * that much. Lock held. */
@@ -51,14 +68,7 @@ static segment_t *segment_cache_take(size_t size, size_t alignment, enum segment
 static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kind kind) {
   copy_lock();
   segment_t *seg = segment_cache_take(size, alignment, kind);
-  if (seg) { /* re-initialise under the lock: the statistics walk reads headers */
-    segment_t *next = seg->copy_next, *prev = seg->copy_prev;
-    uint64_t decommitted = seg->decommitted;
-    segment_init_header(seg, seg->size, kind, false);
-    seg->decommitted = decommitted;
-    seg->copy_next = next;
-    seg->copy_prev = prev;
-  }
+  if (seg) segment_reuse(seg); /* under the lock: the statistics walk reads headers */
   copy_unlock();
   if (seg) return seg;
   seg = os_alloc_aligned(size, alignment);
