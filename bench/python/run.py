@@ -117,8 +117,10 @@ def report(names, programs, counts, wall, rss, rounds, python):
     peers = [n for n in names if n in PEERS]
     geo = {n: geomean([ratio(counts, p, n) for p in programs]) for n in names}
     wall_geo = {n: geomean([ratio(wall, p, n) for p in programs]) for n in names}
+    version = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                             capture_output=True, text=True, check=True).stdout.strip()
     out = [f"Measured {datetime.date.today().isoformat()} on {platform.machine()}, "
-           f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average "
+           f"{os.cpu_count()} CPUs, Python {version} ({python}), load average "
            f"{os.getloadavg()[0]:.1f} at the end; command: `bench/python/run.py "
            f"--rounds {rounds} --python {python}`.", ""]
     out += table("Whole-program instructions, millions (callgrind; ratio to pymalloc)", names,
