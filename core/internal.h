@@ -194,9 +194,11 @@ static inline uint8_t *slice_address(segment_t *seg, size_t index) {
  * a separate load and store on each). The only readers on other threads are
  * the statistics walk and unload's scan for live blocks, which read it with an
  * atomic load (page_used_snapshot): a whole old or new count, on every target
- * whose 32-bit stores are single instructions. Under ThreadSanitizer the
- * owner's accesses are relaxed atomics too, so the checker sees no plain
- * access racing with the snapshot. */
+ * whose aligned 32-bit stores are single instructions. In C11's terms that
+ * plain write against an atomic read is still a data race; it is confined to
+ * these statistics, whose result is documented as a snapshot. Under
+ * ThreadSanitizer the owner's accesses are relaxed atomics too, so the checker
+ * sees no plain access racing with the snapshot. */
 static inline uint32_t page_used(const page_t *page) { /* owner only */
 #if defined(NSALLOC_TSAN)
   return __atomic_load_n(&page->used, __ATOMIC_RELAXED);

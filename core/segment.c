@@ -18,7 +18,8 @@ static size_t slices_bytes(const segment_t *seg, uint64_t mask) {
   return (size_t)__builtin_popcountll(mask) << SLICE_SHIFT;
 }
 
-static void segment_init_header(segment_t *seg, size_t size, enum segment_kind kind, bool fresh) {
+/* The header of a segment just obtained from the OS (or the host's source). */
+static void segment_init_header(segment_t *seg, size_t size, enum segment_kind kind) {
   memset(seg, 0, sizeof(*seg));
   for (size_t i = 0; i < SLICE_COUNT; i++)
     seg->page_of[i] = &unused_page;
@@ -26,7 +27,7 @@ static void segment_init_header(segment_t *seg, size_t size, enum segment_kind k
   seg->kind = (uint8_t)kind;
   seg->free_slices = SLICES_ALL;
   /* Fresh mmap'd memory is not resident; host-supplied memory may be. */
-  seg->decommitted = fresh && !copy.os_source.alloc ? SLICES_ALL : 0;
+  seg->decommitted = !copy.os_source.alloc ? SLICES_ALL : 0;
 }
 
 /* Ready a cached segment for a new owner. Only its header needs resetting:
@@ -73,7 +74,7 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
   if (seg) return seg;
   seg = os_alloc_aligned(size, alignment);
   if (!seg) return NULL;
-  segment_init_header(seg, size, kind, true);
+  segment_init_header(seg, size, kind);
   atomic_fetch_add(&copy.reserved, size);
   stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
   copy_lock();
