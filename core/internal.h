@@ -134,6 +134,7 @@ struct segment_s {
                                      * reads as zero where PRIM_PURGE_ZEROES */
   uint64_t purge_at_ms;             /* when free resident slices are purged; 0: nothing due */
   size_t size;                      /* bytes mapped */
+  size_t huge_extent;               /* huge: no byte at or past this offset is resident */
   _Atomic(int) full_page_freed;     /* a remote free hit a page that is off its queue */
   uint8_t kind;                     /* enum segment_kind */
 };
@@ -307,6 +308,7 @@ static size_t bin_for_alignment(size_t size, size_t alignment);
 static void *os_alloc_aligned(size_t size, size_t alignment);
 static void os_free(void *p, size_t size);
 static bool os_purge(void *p, size_t size);
+static void os_hint_huge_pages(void *p, size_t size);
 static size_t os_page_size(void);
 /* segment_map.c */
 static void segment_map_set(segment_t *seg);

@@ -12,9 +12,11 @@
 
 #define HEADER_BYTES align_up(sizeof(segment_t), OS_PAGE)
 
-/* Bytes covered by `mask` slices: a huge segment's body is one unit (bit 1). */
+/* Bytes covered by `mask` slices. A huge segment's body is one unit (bit 1)
+ * that ends at huge_extent: a reused segment's tail past the block it now
+ * holds was purged (segment_huge_fit). */
 static size_t slices_bytes(const segment_t *seg, uint64_t mask) {
-  if (seg->kind == SEGMENT_HUGE) return (mask & SLICES_ALL) ? seg->size - SLICE_SIZE : 0;
+  if (seg->kind == SEGMENT_HUGE) return (mask & SLICES_ALL) ? seg->huge_extent - SLICE_SIZE : 0;
   return (size_t)__builtin_popcountll(mask) << SLICE_SHIFT;
 }
 
@@ -23,7 +25,7 @@ static void segment_init_header(segment_t *seg, size_t size, enum segment_kind k
   memset(seg, 0, sizeof(*seg));
   for (size_t i = 0; i < SLICE_COUNT; i++)
     seg->page_of[i] = &unused_page;
-  seg->size = size;
+  seg->size = seg->huge_extent = size;
   seg->kind = (uint8_t)kind;
   seg->free_slices = SLICES_ALL;
   /* Fresh mmap'd memory is not resident; host-supplied memory may be. */
@@ -49,19 +51,27 @@ static void segment_reuse(segment_t *seg) {
 
 /* A cached segment of the same kind, a fitting size and alignment, or NULL.
  * A normal segment must be exactly SEGMENT_SIZE: its header describes just
- * that much. Lock held. */
+ * that much. A huge one may be larger than asked (segment_huge_fit purges
+ * the tail it does not need): a resident one is taken first, since its pages
+ * need no new faults, else the smallest. Lock held. */
 static segment_t *segment_cache_take(size_t size, size_t alignment, enum segment_kind kind) {
+  segment_t **best = NULL;
   for (segment_t **link = &copy.cache; *link; link = &(*link)->list_next) {
     segment_t *seg = *link;
-    bool fits = seg->kind == kind && seg->size >= size &&
-                (kind == SEGMENT_HUGE ? seg->size <= 2 * size : seg->size == size);
-    if (fits && ((uintptr_t)seg & (alignment - 1)) == 0) {
-      *link = seg->list_next;
-      copy.cache_count--;
-      return seg;
+    if (seg->kind != kind || seg->size < size || (kind == SEGMENT_NORMAL && seg->size != size) ||
+        ((uintptr_t)seg & (alignment - 1)))
+      continue;
+    if (!(seg->decommitted & SLICES_ALL)) {
+      best = link;
+      break;
     }
+    if (!best || seg->size < (*best)->size) best = link;
   }
-  return NULL;
+  if (!best) return NULL;
+  segment_t *seg = *best;
+  *best = seg->list_next;
+  copy.cache_count--;
+  return seg;
 }
 
 /* A segment of `size` bytes aligned to `alignment`, header initialised,
@@ -75,6 +85,7 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
   seg = os_alloc_aligned(size, alignment);
   if (!seg) return NULL;
   segment_init_header(seg, size, kind);
+  if (kind == SEGMENT_HUGE) os_hint_huge_pages(seg, size);
   atomic_fetch_add(&copy.reserved, size);
   stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
   copy_lock();
@@ -92,7 +103,7 @@ static void segment_purge(segment_t *seg, bool force, uint64_t now) {
   if (!dirty || (!force && (seg->purge_at_ms == 0 || now < seg->purge_at_ms))) return;
   seg->purge_at_ms = 0;
   if (seg->kind == SEGMENT_HUGE) {
-    if (!os_purge(slice_address(seg, 1), seg->size - SLICE_SIZE)) return;
+    if (!os_purge(slice_address(seg, 1), seg->huge_extent - SLICE_SIZE)) return;
   } else {
     for (size_t i = 1; i < SLICE_COUNT;) {
       if (!(dirty >> i & 1)) {
@@ -319,6 +330,29 @@ static void segment_drop(segment_t *seg) {
   segment_release(seg);
 }
 
+/* Make the body of a huge segment, up to `end` bytes from its start, the
+ * committed memory of its new block: all of it fresh or purged (returns
+ * true: it reads as zero where PRIM_PURGE_ZEROES), or resident up to
+ * huge_extent (a cached segment kept resident), whose tail past `end` is
+ * purged so a smaller block does not keep a larger one's pages. */
+static bool segment_huge_fit(segment_t *seg, size_t end) {
+  bool fresh = seg->decommitted & SLICES_ALL;
+  seg->decommitted = 0;
+  if (fresh) {
+    seg->huge_extent = end;
+    stats_committed((ptrdiff_t)(end - SLICE_SIZE));
+    return PRIM_PURGE_ZEROES;
+  }
+  if (end > seg->huge_extent) {
+    stats_committed((ptrdiff_t)(end - seg->huge_extent));
+    seg->huge_extent = end;
+  } else if (end < seg->huge_extent && os_purge((uint8_t *)seg + end, seg->huge_extent - end)) {
+    stats_committed(-(ptrdiff_t)(seg->huge_extent - end));
+    seg->huge_extent = end;
+  }
+  return false;
+}
+
 /* A dedicated segment for one object of `size` bytes whose start is aligned to
  * `alignment`. The block starts at slice 1, or at `alignment` when larger. */
 static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
@@ -332,9 +366,7 @@ static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
   for (size_t i = 1; i < SLICE_COUNT; i++)
     seg->page_of[i] = page;
   seg->free_slices = 0;
-  stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted));
-  page->untouched = PRIM_PURGE_ZEROES && (seg->decommitted & SLICES_ALL); /* the body is one unit */
-  seg->decommitted = 0;
+  page->untouched = segment_huge_fit(seg, total);
   page->slice_index = 1;
   page->start = (uint8_t *)seg + offset;
   page->capacity = page->reserved = 1;

@@ -76,7 +76,7 @@ void nsalloc_heap_stats(const nsalloc_heap_t *heap, nsalloc_stats_t *out) {
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next)
     if (seg->kind == SEGMENT_HUGE && relaxed_load(&seg->heap) == heap) {
       out->page_bytes += stats_add_segment(out, seg);
-      out->committed_bytes += seg->size;
+      out->committed_bytes += seg->huge_extent;
       out->reserved_bytes += seg->size;
     }
   copy_unlock();

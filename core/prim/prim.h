@@ -19,6 +19,9 @@
  *     prim_page_size(). Returns false when nothing was purged.
  *     PRIM_PURGE_ZEROES is 1 when purged memory reads back as zero (so the
  *     core may skip zeroing it), 0 when its contents are undefined.
+ *   - prim_hint_huge_pages(p, size): a hint that the range will be used
+ *     whole, so the OS may back it with large pages on first touch (Linux
+ *     transparent huge pages; a no-op elsewhere). Failure is ignored.
  *   - prim_page_size(): the OS page size, read at run time (4 KiB on x86-64;
  *     4, 16 or 64 KiB on aarch64 kernels; 16 KiB on Apple silicon).
  *
@@ -103,6 +106,7 @@ typedef pthread_key_t prim_key_t;
 static void *prim_map_aligned(size_t size, size_t alignment);
 static void prim_unmap(void *p, size_t size);
 static bool prim_purge(void *p, size_t size);
+static void prim_hint_huge_pages(void *p, size_t size);
 static size_t prim_page_size(void);
 /* threads */
 static inline uintptr_t prim_thread_id(void);

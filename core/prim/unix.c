@@ -64,6 +64,16 @@ static bool prim_purge(void *p, size_t size) {
 #endif
 }
 
+static void prim_hint_huge_pages(void *p, size_t size) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  /* Needed when THP is in "madvise" mode (Debian's default); harmless in
+   * "always" mode; refused (and so ignored) in "never" mode. */
+  (void)madvise(p, size, MADV_HUGEPAGE);
+#else
+  (void)p, (void)size;
+#endif
+}
+
 static size_t prim_page_size(void) {
   long size = sysconf(_SC_PAGESIZE);
   return size > 0 ? (size_t)size : 4096;

@@ -65,6 +65,12 @@ static bool prim_purge(void *p, size_t size) {
   return true;
 }
 
+/* Large pages on Windows need the SeLockMemoryPrivilege and must be
+ * committed up front (MEM_LARGE_PAGES): not a hint, so none is given. */
+static void prim_hint_huge_pages(void *p, size_t size) {
+  (void)p, (void)size;
+}
+
 static size_t prim_page_size(void) {
   SYSTEM_INFO info;
   GetSystemInfo(&info);

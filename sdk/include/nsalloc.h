@@ -183,11 +183,12 @@ NSALLOC_API void nsalloc_collect(bool force);
 /* ---- options ------------------------------------------------------------ */
 /* Read once from the environment variable <PREFIX>OPTIONS (prefix upper-cased,
  * e.g. NSALLOC_OPTIONS), as "name=value,name=value" with the names
- * purge_delay_ms, segment_cache and foreign_policy (abort|report). */
+ * purge_delay_ms, segment_cache, foreign_policy (abort|report) and huge_pages. */
 typedef enum nsalloc_option_e {
   NSALLOC_OPTION_PURGE_DELAY_MS = 0, /* delay before empty pages are decommitted; -1 never */
   NSALLOC_OPTION_SEGMENT_CACHE,      /* empty segments kept mapped for reuse (count) */
   NSALLOC_OPTION_FOREIGN_POLICY,     /* an nsalloc_policy_t */
+  NSALLOC_OPTION_HUGE_PAGES,         /* 1: back huge blocks with transparent huge pages (Linux) */
   NSALLOC_OPTION_COUNT
 } nsalloc_option_t;
 

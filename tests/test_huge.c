@@ -1,0 +1,179 @@
+/*
+ * test_huge.c - huge blocks (above half a segment, each in a segment of its
+ * own): reuse of cached segments, trimming of a larger segment's tail,
+ * zeroing of reused memory, and the huge_pages advice.
+ */
+#if defined(__linux__)
+#define _GNU_SOURCE /* mincore */
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+#include "nsalloc.h"
+#include "test_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB ((size_t)1 << 20)
+
+static size_t committed_bytes(void) {
+  nsalloc_stats_t stats;
+  nsalloc_stats(&stats);
+  return stats.committed_bytes;
+}
+
+static bool all_bytes(const uint8_t *p, size_t size, uint8_t value) {
+  for (size_t i = 0; i < size; i++)
+    if (p[i] != value) return false;
+  return true;
+}
+
+/* Resident OS pages in [p, p + size), or SIZE_MAX where it cannot be told. */
+static size_t resident_pages(const void *p, size_t size) {
+#if defined(__linux__)
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), count = 0;
+  unsigned char vec[256];
+  for (size_t off = 0; off < size; off += sizeof vec * page) {
+    size_t chunk = size - off < sizeof vec * page ? size - off : sizeof vec * page;
+    if (mincore((char *)p + off, chunk, vec) != 0) return SIZE_MAX;
+    for (size_t i = 0; i < (chunk + page - 1) / page; i++)
+      count += vec[i] & 1;
+  }
+  return count;
+#else
+  (void)p, (void)size;
+  return SIZE_MAX;
+#endif
+}
+
+/* A freed huge block's segment stays cached and resident (purge delay
+ * "never" here), and a smaller request takes it: same address, no new
+ * mapping, and the tail the new block does not cover is given back. */
+static void test_smaller_block_reuses_and_trims(void) {
+  long delay = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, -1);
+  nsalloc_collect(true);
+  uint8_t *big = nsalloc_malloc(20 * MIB);
+  CHECK(big != NULL);
+  memset(big, 0xA5, 20 * MIB);
+  size_t committed_big = committed_bytes();
+  nsalloc_free(big);
+  nsalloc_stats_t before, after;
+  nsalloc_stats(&before);
+  uint8_t *small = nsalloc_malloc(6 * MIB);
+  nsalloc_stats(&after);
+  CHECK(small == big);
+  CHECK_EQ(after.os_maps, before.os_maps);
+  CHECK(all_bytes(small, 6 * MIB, 0xA5)); /* resident: not refaulted */
+  CHECK(committed_big - after.committed_bytes >= 13 * MIB);
+  size_t tail = resident_pages(big + 7 * MIB, 13 * MIB);
+  CHECK(tail == 0 || tail == SIZE_MAX);
+  nsalloc_free(small);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
+}
+
+/* calloc on a reused segment: its front is resident and dirty, its tail was
+ * purged; both must read as zero, and a larger block than the one before
+ * counts its new tail as committed again. */
+static void test_calloc_on_reused_segment_is_zero(void) {
+  long delay = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, -1);
+  nsalloc_collect(true);
+  uint8_t *p = nsalloc_malloc(24 * MIB);
+  CHECK(p != NULL);
+  memset(p, 0x5A, 24 * MIB);
+  nsalloc_free(p);
+  uint8_t *q = nsalloc_malloc(8 * MIB); /* keeps 8 MiB resident, purges 16 */
+  CHECK(q == p);
+  memset(q, 0x5A, 8 * MIB);
+  nsalloc_free(q);
+  size_t committed_small = committed_bytes();
+  uint8_t *z = nsalloc_calloc(1, 20 * MIB);
+  CHECK(z == p);
+  CHECK(z && all_bytes(z, 20 * MIB, 0));
+  CHECK(committed_bytes() >= committed_small + 12 * MIB);
+  nsalloc_free(z);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
+}
+
+/* Contents survive realloc across huge sizes that reuse cached segments. */
+static void test_realloc_through_cached_segments(void) {
+  uint64_t rng = 42;
+  size_t size = 3 * MIB;
+  uint8_t *p = nsalloc_malloc(size);
+  test_fill(p, size, 1);
+  for (int i = 0; i < 40; i++) {
+    uint8_t *spare = nsalloc_malloc(3 * MIB + test_random(&rng) % (30 * MIB));
+    size_t next = 3 * MIB + test_random(&rng) % (30 * MIB);
+    uint8_t *moved = nsalloc_realloc(p, next);
+    CHECK(moved != NULL);
+    CHECK(test_verify(moved, size < next ? size : next, 1));
+    test_fill(moved, next, 1);
+    nsalloc_free(spare);
+    p = moved;
+    size = next;
+  }
+  nsalloc_free(p);
+}
+
+/* The VmFlags of the mapping holding p contain `flag` (Linux smaps). */
+#if defined(__linux__) && defined(__x86_64__)
+static bool mapping_has_flag(const void *p, const char *flag) {
+  FILE *smaps = fopen("/proc/self/smaps", "r");
+  if (!smaps) return false;
+  char line[512];
+  bool inside = false, found = false;
+  while (fgets(line, sizeof line, smaps)) {
+    unsigned long start, end;
+    if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+      inside = (uintptr_t)p >= start && (uintptr_t)p < end;
+    } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+      char needle[8];
+      snprintf(needle, sizeof needle, " %s", flag);
+      found = strstr(line, needle) != NULL;
+      break;
+    }
+  }
+  fclose(smaps);
+  return found;
+}
+
+/* huge_pages=1 (the default) marks a fresh huge segment for transparent huge
+ * pages (MADV_HUGEPAGE: "hg" in VmFlags); huge_pages=0 does not (the control:
+ * the same check on an unmarked mapping must fail). */
+static void test_huge_pages_option(void) {
+  if (access("/sys/kernel/mm/transparent_hugepage/enabled", R_OK) != 0) {
+    fprintf(stderr, "note: kernel without transparent huge pages; advice not checked\n");
+    return;
+  }
+  CHECK_EQ(nsalloc_option_get(NSALLOC_OPTION_HUGE_PAGES), 1);
+  nsalloc_collect(true);
+  void *advised = nsalloc_malloc(40 * MIB); /* larger than any cached segment: fresh */
+  CHECK(advised && mapping_has_flag(advised, "hg"));
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_HUGE_PAGES, 0), 0);
+  void *plain = nsalloc_malloc(48 * MIB);
+  CHECK(plain && !mapping_has_flag(plain, "hg"));
+  void *small = nsalloc_malloc(64 * 1024); /* normal segments are never advised */
+  CHECK(small && !mapping_has_flag(small, "hg"));
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_HUGE_PAGES, 1), 0);
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_HUGE_PAGES, 2), EINVAL);
+  nsalloc_free(small);
+  nsalloc_free(plain);
+  nsalloc_free(advised);
+}
+#endif
+
+int main(int argc, char **argv) {
+  static const test_case tests[] = {
+      TEST(test_smaller_block_reuses_and_trims),
+      TEST(test_calloc_on_reused_segment_is_zero),
+      TEST(test_realloc_through_cached_segments),
+#if defined(__linux__) && defined(__x86_64__)
+      TEST(test_huge_pages_option),
+#endif
+  };
+  return test_main(argc, argv, tests, sizeof tests / sizeof *tests);
+}
