@@ -63,13 +63,14 @@ static uint64_t churn_release(const bench_alloc_t *a, uint64_t *q) {
 
 static void *churn_thread(void *arg) {
   churn_thread_t *t = arg;
+  uint64_t sum = 0; /* local: a shared line written per step would measure false sharing */
   churn_t *c = t->shared;
   uint64_t *live[CHURN_LIVE] = {0};
   uint64_t rng = t->seed;
   for (uint64_t s = 0; s < CHURN_STEPS; s++) {
     uint64_t r = bench_rand(&rng);
     size_t k = (size_t)(r % CHURN_LIVE);
-    if (live[k]) t->sum += churn_release(c->a, live[k]);
+    if (live[k]) sum += churn_release(c->a, live[k]);
     live[k] = churn_alloc(c->a, churn_size(r >> 10), r);
   }
   for (size_t k = 0; k < CHURN_LIVE; k++) {
@@ -80,12 +81,13 @@ static void *churn_thread(void *arg) {
       uint64_t *old = atomic_exchange(&c->survivors[(r >> 8) % CHURN_SURVIVORS], live[k]);
       if (old) {
         atomic_fetch_sub(&c->live_bytes, (size_t)old[1]);
-        t->sum += churn_release(c->a, old);
+        sum += churn_release(c->a, old);
       }
     } else {
-      t->sum += churn_release(c->a, live[k]);
+      sum += churn_release(c->a, live[k]);
     }
   }
+  t->sum += sum;
   return NULL;
 }
 

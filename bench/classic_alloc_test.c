@@ -29,6 +29,7 @@ static void pareto_table(size_t *sizes, uint64_t seed) {
 
 static void *at_thread(void *arg) {
   at_thread_t *t = arg;
+  uint64_t sum = 0; /* local: a shared line written per step would measure false sharing */
   size_t *sizes = calloc(AT_TABLE + AT_LIVE, sizeof *sizes);
   void **blocks = calloc(AT_LIVE, sizeof *blocks);
   if (!sizes || !blocks) bench_fail("out of memory");
@@ -39,7 +40,7 @@ static void *at_thread(void *arg) {
     uint64_t r = bench_rand(&rng);
     size_t k = (size_t)r & (AT_LIVE - 1);
     if (blocks[k]) {
-      t->sum += bench_mix(bench_read(blocks[k], live_sizes[k]));
+      sum += bench_mix(bench_read(blocks[k], live_sizes[k]));
       t->a->free(blocks[k]);
     }
     live_sizes[k] = sizes[(r >> 20) & (AT_TABLE - 1)];
@@ -48,11 +49,12 @@ static void *at_thread(void *arg) {
   }
   for (size_t k = 0; k < AT_LIVE; k++) {
     if (!blocks[k]) continue;
-    t->sum += bench_mix(bench_read(blocks[k], live_sizes[k]));
+    sum += bench_mix(bench_read(blocks[k], live_sizes[k]));
     t->a->free(blocks[k]);
   }
   free(sizes);
   free(blocks);
+  t->sum += sum;
   return NULL;
 }
 

@@ -36,6 +36,7 @@ typedef struct larson_thread_s {
 
 static void *larson_thread(void *arg) {
   larson_thread_t *t = arg;
+  uint64_t sum = 0; /* local: a shared line written per step would measure false sharing */
   larson_t *l = t->shared;
   uint64_t rng = 1000 + t->index;
   larson_set_t *own = &l->sets[t->index];
@@ -50,13 +51,14 @@ static void *larson_thread(void *arg) {
     for (uint64_t s = 0; s < l->steps; s++) {
       uint64_t r = bench_rand(&rng);
       size_t k = (size_t)(r % LARSON_SLOTS);
-      t->sum += bench_mix(bench_read(set->blocks[k], set->sizes[k]));
+      sum += bench_mix(bench_read(set->blocks[k], set->sizes[k]));
       l->a->free(set->blocks[k]);
       set->sizes[k] = 16 + (size_t)((r >> 32) % 497);
       set->blocks[k] = bench_check(l->a->malloc(set->sizes[k]), set->sizes[k]);
       bench_stamp(set->blocks[k], set->sizes[k], r);
     }
   }
+  t->sum += sum;
   return NULL;
 }
 

@@ -50,6 +50,7 @@ static uint64_t ms_release(const bench_alloc_t *a, uint64_t *q) {
 
 static void *ms_thread(void *arg) {
   ms_thread_t *t = arg;
+  uint64_t sum = 0; /* local: a shared line written per step would measure false sharing */
   mstress_t *m = t->shared;
   uint64_t rng = t->seed;
   for (uint64_t s = 0; s < m->steps; s++) {
@@ -77,8 +78,9 @@ static void *ms_thread(void *arg) {
       old = atomic_exchange(slot, NULL);
       break;
     }
-    if (old) t->sum += ms_release(m->a, old);
+    if (old) sum += ms_release(m->a, old);
   }
+  t->sum += sum;
   return NULL;
 }
 

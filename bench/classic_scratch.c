@@ -22,16 +22,18 @@ typedef struct scratch_thread_s {
 
 static void *scratch_thread(void *arg) {
   scratch_thread_t *t = arg;
-  t->sum += bench_mix(bench_read(t->first, SCRATCH_SIZE));
+  uint64_t sum = 0; /* local: a shared line written per step would measure false sharing */
+  sum += bench_mix(bench_read(t->first, SCRATCH_SIZE));
   t->a->free(t->first);
   for (uint64_t r = 0; r < t->reps; r++) {
     volatile uint64_t *q = bench_check(t->a->malloc(SCRATCH_SIZE), SCRATCH_SIZE);
     q[0] = 0;
     for (unsigned w = 0; w < SCRATCH_WRITES; w++)
       q[0] = q[0] + 1;
-    t->sum += q[0];
+    sum += q[0];
     t->a->free((void *)q);
   }
+  t->sum += sum;
   return NULL;
 }
 

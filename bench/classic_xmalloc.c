@@ -67,6 +67,7 @@ static void xm_produce(xm_thread_t *t) {
 
 static void xm_consume(xm_thread_t *t) {
   xmalloc_t *x = t->shared;
+  uint64_t sum = 0; /* local: a shared line written per step would measure false sharing */
   for (;;) {
     pthread_mutex_lock(&x->lock);
     while (!x->head && x->producers_left > 0)
@@ -79,13 +80,14 @@ static void xm_consume(xm_thread_t *t) {
       pthread_cond_signal(&x->not_full);
     }
     pthread_mutex_unlock(&x->lock);
-    if (!batch) return;
+    if (!batch) break;
     for (size_t i = 0; i < XM_BATCH; i++) {
-      t->sum += bench_mix(bench_read(batch->blocks[i], batch->sizes[i]));
+      sum += bench_mix(bench_read(batch->blocks[i], batch->sizes[i]));
       x->a->free(batch->blocks[i]);
     }
     x->a->free(batch);
   }
+  t->sum += sum;
 }
 
 static void *xm_thread(void *arg) {

@@ -54,6 +54,7 @@ typedef struct mc_thread_s {
 
 static void *mc_thread(void *arg) {
   mc_thread_t *t = arg;
+  uint64_t sum = 0; /* local: a shared line written per step would measure false sharing */
   void **blocks = calloc(MC_SLOTS, sizeof *blocks);
   size_t *sizes = calloc(MC_SLOTS, sizeof *sizes);
   if (!blocks || !sizes) bench_fail("out of memory");
@@ -63,7 +64,7 @@ static void *mc_thread(void *arg) {
     size_t s = (size_t)r & (MC_SLOTS - 1);
     const bench_alloc_t *a = copies[s % copy_count];
     if (blocks[s]) {
-      t->sum += bench_mix(bench_read(blocks[s], sizes[s]));
+      sum += bench_mix(bench_read(blocks[s], sizes[s]));
       a->free(blocks[s]);
     }
     sizes[s] = 16 + (size_t)((r >> 20) % 241); /* 16-256 B */
@@ -72,11 +73,12 @@ static void *mc_thread(void *arg) {
   }
   for (size_t s = 0; s < MC_SLOTS; s++) {
     if (!blocks[s]) continue;
-    t->sum += bench_mix(bench_read(blocks[s], sizes[s]));
+    sum += bench_mix(bench_read(blocks[s], sizes[s]));
     copies[s % copy_count]->free(blocks[s]);
   }
   free(blocks);
   free(sizes);
+  t->sum += sum;
   return NULL;
 }
 

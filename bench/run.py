@@ -470,14 +470,17 @@ def interleaved_section(r, arms, specs, pairs, smoke):
                 peaks[arm.label].append(res["peak_kib"])
                 faults[arm.label].append(res["faults"])
                 ops = res["ops"]
-        # 'mimalloc': per round, the better reference arm (time, CPU, faults
-        # and peak each taken at their best, so every comparison is strict).
+        # 'mimalloc': the reference release with the lower median time on
+        # this kernel, all its series (time, CPU, faults, peak) as measured.
+        # Not the faster release of each round: the minimum of two noisy
+        # samples is biased low, so it would beat even nsalloc's own null arm.
         refs = mimalloc_refs(times)
-        if refs:
+        best = min(refs, key=lambda l: statistics.median(times[l])) if refs else None
+        if best:
             for series in (times, cpu, peaks, faults):
-                series["mimalloc"] = [min(v) for v in zip(*(series[l] for l in refs))]
+                series["mimalloc"] = series[best]
         results["%s (T=%d)" % (kernel, t)] = {"times": times, "cpu": cpu, "peaks": peaks, "ops": ops,
-                                              "faults": faults, "kernel": kernel}
+                                              "faults": faults, "kernel": kernel, "best_of": best}
     return results
 
 
@@ -510,7 +513,9 @@ def wall_table(results, arms):
                        if faults.get("mimalloc") else None)
         ratios[name]["faults"] = fault_ratio
         rows.append([name, "%.3g" % mops] + [fmt_ratio(tr[l][0]) for l in labels]
-                    + [fmt_ratio(tr.get("mimalloc", (None,))[0]), "%.3f [%.3f, %.3f]" % null,
+                    + ["%s (%s)" % (fmt_ratio(tr.get("mimalloc", (None,))[0]),
+                                    entry.get("best_of") or "n/a"),
+                       "%.3f [%.3f, %.3f]" % null,
                        "%s, %s" % (fmt_ratio(cpu.get("mimalloc", (None,))[0]),
                                    fmt_ratio(cpu.get("null", (None,))[0])),
                        "%s, %s, %s" % (fmt_int(faults["nsalloc"]),
@@ -953,7 +958,8 @@ def write_document(r, out, chart, m):
     doc.append("Throughput of nsalloc relative to each peer (median over rounds of the per-round "
                "ratio; > 1 means nsalloc is faster). The null arm is nsalloc against itself: its "
                "spread is this machine's noise floor, so differences inside it are not "
-               "results.\n")
+               "results. The best mimalloc of a row is the release with the lower median time "
+               "on that kernel (named in brackets).\n")
     doc.append(mt_table + "\n")
     doc.append("## 3. Whole programs under the override (instructions, callgrind)\n")
     doc.append("Each program runs with the allocator preloaded (`LD_PRELOAD`; glibc: none). Its "
