@@ -49,6 +49,12 @@ static size_t resident_pages(const void *p, size_t size) {
 #endif
 }
 
+static int messages;
+static void count_message(const char *message, void *arg) {
+  (void)arg;
+  messages += strstr(message, "no block is allocated") != NULL || strstr(message, "interior") != NULL;
+}
+
 /* A freed huge block's segment stays cached and resident (purge delay
  * "never" here), and a smaller request takes it: same address, no new
  * mapping, and the tail the new block does not cover is given back. */
@@ -71,6 +77,18 @@ static void test_smaller_block_reuses_and_trims(void) {
   CHECK(committed_big - after.committed_bytes >= 13 * MIB);
   size_t tail = resident_pages(big + 7 * MIB, 13 * MIB);
   CHECK(tail == 0 || tail == SIZE_MAX);
+  CHECK(nsalloc_usable_size(small) >= 6 * MIB && nsalloc_usable_size(small) < 7 * MIB);
+  /* A stale pointer into the old block's trimmed tail is this copy's memory
+   * but no block: reported, and nothing changes. */
+  nsalloc_set_foreign_policy(NSALLOC_POLICY_REPORT, NULL);
+  nsalloc_set_message_handler(count_message, NULL);
+  messages = 0;
+  nsalloc_free(big + 12 * MIB);
+  CHECK(nsalloc_realloc(big + 12 * MIB, 100) == NULL);
+  CHECK_EQ(messages, 2);
+  nsalloc_set_message_handler(NULL, NULL);
+  nsalloc_set_foreign_policy(NSALLOC_POLICY_ABORT, NULL);
+  CHECK(all_bytes(small, 6 * MIB, 0xA5));
   nsalloc_free(small);
   nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
 }
@@ -168,11 +186,11 @@ static void test_huge_pages_option(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_smaller_block_reuses_and_trims),
-      TEST(test_calloc_on_reused_segment_is_zero),
-      TEST(test_realloc_through_cached_segments),
+    TEST(test_smaller_block_reuses_and_trims),
+    TEST(test_calloc_on_reused_segment_is_zero),
+    TEST(test_realloc_through_cached_segments),
 #if defined(__linux__) && defined(__x86_64__)
-      TEST(test_huge_pages_option),
+    TEST(test_huge_pages_option),
 #endif
   };
   return test_main(argc, argv, tests, sizeof tests / sizeof *tests);
