@@ -50,12 +50,12 @@ static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
  * waste more than half of it), else allocate from `heap`, copy, and free p.
  * A live block is recognised on free's fast check; anything else is
  * classified by locate(). Failure leaves p untouched. */
-static void *heap_realloc_impl(heap_t *heap, void *p, size_t size) {
+static void *heap_realloc_impl(heap_t *heap, void *p, size_t size, void *forward_ctx) {
   if (!p) return heap_alloc(heap, size);
   page_t *page = live_block_page(p);
   if (!page) {
     enum locate_result where = locate(p, &page);
-    if (where == LOCATE_FOREIGN) return foreign_realloc(p, size);
+    if (where == LOCATE_FOREIGN) return foreign_realloc(p, size, forward_ctx);
     if (where != LOCATE_OWN) {
       invalid_pointer(OP_REALLOC, p, where);
       errno = EINVAL;
@@ -80,7 +80,7 @@ static void *heap_reallocarray_impl(heap_t *heap, void *p, size_t count, size_t 
     errno = ENOMEM;
     return NULL;
   }
-  return heap_realloc_impl(heap, p, total);
+  return heap_realloc_impl(heap, p, total, NULL);
 }
 
 /* A NUL-terminated copy of the first `length` bytes of s. */
@@ -101,7 +101,10 @@ void *nsalloc_calloc(size_t count, size_t size) {
   return heap_calloc_impl(tls_heap, count, size);
 }
 void *nsalloc_realloc(void *p, size_t size) {
-  return heap_realloc_impl(tls_heap, p, size);
+  return heap_realloc_impl(tls_heap, p, size, NULL);
+}
+void *nsalloc_forwarding_realloc(void *p, size_t size, void *forward_ctx) {
+  return heap_realloc_impl(tls_heap, p, size, forward_ctx);
 }
 void *nsalloc_reallocarray(void *p, size_t count, size_t size) {
   return heap_reallocarray_impl(tls_heap, p, count, size);
@@ -154,7 +157,7 @@ void *nsalloc_heap_calloc(nsalloc_heap_t *heap, size_t count, size_t size) {
   return heap_calloc_impl(heap, count, size);
 }
 void *nsalloc_heap_realloc(nsalloc_heap_t *heap, void *p, size_t size) {
-  return heap_realloc_impl(heap, p, size);
+  return heap_realloc_impl(heap, p, size, NULL);
 }
 void *nsalloc_heap_reallocarray(nsalloc_heap_t *heap, void *p, size_t count, size_t size) {
   return heap_reallocarray_impl(heap, p, count, size);

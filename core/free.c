@@ -74,13 +74,14 @@ static void free_block(page_t *page, void *p, heap_t *local_heap) {
   free_local(page, p);
 }
 
-/* The general free: classifies p with locate() and routes it. */
-static noinline void free_checked(void *p, heap_t *local_heap, enum api_op op) {
+/* The general free: classifies p with locate() and routes it. A foreign p
+ * goes to the forward hooks with `forward_ctx`. */
+static noinline void free_checked(void *p, heap_t *local_heap, enum api_op op, void *forward_ctx) {
   if (!p) return;
   page_t *page;
   enum locate_result where = locate(p, &page);
   if (where == LOCATE_FOREIGN)
-    foreign_free(op, p);
+    foreign_free(op, p, forward_ctx);
   else if (where != LOCATE_OWN)
     invalid_pointer(op, p, where);
   else if (relaxed_load(&page->kind) == PAGE_HUGE)
@@ -91,30 +92,42 @@ static noinline void free_checked(void *p, heap_t *local_heap, enum api_op op) {
 
 /* Everything but the owner's fast path: `page` is p's page when the fast
  * check recognised a live block, else NULL. */
-static noinline void free_slow(void *p, page_t *page, heap_t *local_heap, enum api_op op) {
+static noinline void free_slow(void *p, page_t *page, heap_t *local_heap, enum api_op op,
+                               void *forward_ctx) {
   if (page)
     free_block(page, p, local_heap);
   else
-    free_checked(p, local_heap, op);
+    free_checked(p, local_heap, op, forward_ctx);
 }
 
-/* Out of line so that reaching the TLS heap costs nsalloc_free's fast path
- * no stack frame. */
-static noinline void free_slow_default(void *p, page_t *page) {
-  free_slow(p, page, tls_heap, OP_FREE);
+/* Out of line so that reaching the TLS heap costs the default free's fast
+ * path no stack frame. */
+static noinline void free_slow_default(void *p, page_t *page, void *forward_ctx) {
+  free_slow(p, page, tls_heap, OP_FREE, forward_ctx);
 }
 
-void nsalloc_free(void *p) {
+/* free() on the default heap. forward_ctx NULL stands for the registered
+ * ctx, read only by the forward itself: loading it here would cost the fast
+ * path an instruction. */
+static inline void free_default(void *p, void *forward_ctx) {
   page_t *page = live_block_page(p);
   if (likely(page != NULL && relaxed_load(&page->owner) == prim_thread_id()))
     free_local(page, p);
   else
-    free_slow_default(p, page);
+    free_slow_default(p, page, forward_ctx);
+}
+
+void nsalloc_free(void *p) {
+  free_default(p, NULL);
+}
+
+void nsalloc_forwarding_free(void *p, void *forward_ctx) {
+  free_default(p, forward_ctx);
 }
 
 void nsalloc_free_sized(void *p, size_t size) {
   (void)size; /* the page knows the size; nothing to gain from trusting the caller */
-  free_checked(p, tls_heap, OP_FREE_SIZED);
+  free_checked(p, tls_heap, OP_FREE_SIZED, NULL);
 }
 
 void nsalloc_heap_free(nsalloc_heap_t *heap, void *p) {
@@ -122,5 +135,5 @@ void nsalloc_heap_free(nsalloc_heap_t *heap, void *p) {
   if (likely(page != NULL && relaxed_load(&page->owner) == (uintptr_t)heap))
     free_local(page, p);
   else
-    free_slow(p, page, heap, OP_HEAP_FREE);
+    free_slow(p, page, heap, OP_HEAP_FREE, NULL);
 }

@@ -317,8 +317,8 @@ static segment_t *segment_map_lookup(const void *p);
 /* policy.c */
 static void message(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static void diagnose(enum api_op op, const void *p, const char *what, bool fatal);
-static void foreign_free(enum api_op op, void *p);
-static void *foreign_realloc(void *p, size_t size);
+static void foreign_free(enum api_op op, void *p, void *forward_ctx);
+static void *foreign_realloc(void *p, size_t size, void *forward_ctx);
 static size_t foreign_usable_size(const void *p);
 static void invalid_pointer(enum api_op op, const void *p, enum locate_result why);
 /* options.c */
@@ -359,7 +359,7 @@ static void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignment, bool 
 static bool heap_adopt_segment(heap_t *heap, segment_t *seg);
 static void thread_done(void *heap);
 /* free.c */
-static void free_checked(void *p, heap_t *local_heap, enum api_op op);
+static void free_checked(void *p, heap_t *local_heap, enum api_op op, void *forward_ctx);
 /* stats.c */
 static void stats_page_bytes(ptrdiff_t delta);
 static void stats_committed(ptrdiff_t delta);

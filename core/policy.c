@@ -74,13 +74,16 @@ static bool foreign_pointer(enum api_op op, const void *p, const char *report_ou
   }
 }
 
-static void foreign_free(enum api_op op, void *p) {
-  if (foreign_pointer(op, p, "left alone")) copy.forward.free(copy.forward.ctx, p);
+/* forward_ctx: the caller's own (nsalloc_forwarding_free/realloc), or NULL
+ * for the registered copy.forward.ctx. */
+static void foreign_free(enum api_op op, void *p, void *forward_ctx) {
+  if (foreign_pointer(op, p, "left alone"))
+    copy.forward.free(forward_ctx ? forward_ctx : copy.forward.ctx, p);
 }
 
-static void *foreign_realloc(void *p, size_t size) {
+static void *foreign_realloc(void *p, size_t size, void *forward_ctx) {
   if (foreign_pointer(OP_REALLOC, p, "realloc refused"))
-    return copy.forward.realloc(copy.forward.ctx, p, size);
+    return copy.forward.realloc(forward_ctx ? forward_ctx : copy.forward.ctx, p, size);
   errno = EINVAL;
   return NULL;
 }

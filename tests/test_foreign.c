@@ -171,18 +171,19 @@ static void test_report_counts_exactly(void) {
 
 /* ---- forward: foreign blocks reach the other allocator ----------------------- */
 static int forwarded_frees;
+static void *last_ctx; /* the ctx the last forward hook was called with */
 
 static void forward_free(void *ctx, void *p) {
-  CHECK(ctx == &forwarded_frees);
+  last_ctx = ctx;
   forwarded_frees++;
   other_free(p);
 }
 static void *forward_realloc(void *ctx, void *p, size_t size) {
-  CHECK(ctx == &forwarded_frees);
+  last_ctx = ctx;
   return other_realloc(p, size);
 }
 static size_t forward_usable_size(void *ctx, const void *p) {
-  CHECK(ctx == &forwarded_frees);
+  last_ctx = ctx;
   return other_usable_size(p);
 }
 
@@ -199,12 +200,42 @@ static void test_forward_preserves_contents(void) {
   CHECK(nsalloc_usable_size(keys) >= 96);
   nsalloc_free(keys);
   CHECK_EQ(forwarded_frees, 1);
+  CHECK(last_ctx == &forwarded_frees);
   nsalloc_stats_t after = stats();
   CHECK_EQ(after.forwarded - before.forwarded, 3);
   /* invalid pointers into this copy are never forwarded */
   char *block = nsalloc_malloc(64);
   expect_abort("free", block + 16, "interior pointer");
   nsalloc_free(block);
+  nsalloc_set_foreign_policy(NSALLOC_POLICY_ABORT, NULL);
+}
+
+/* nsalloc_forwarding_free/realloc hand their own ctx to the forward hooks
+ * (NULL: the registered one), as a binding serving several domains needs; a
+ * block of this copy is freed or resized as by nsalloc_free/realloc. */
+static void test_forwarding_calls_pass_their_ctx(void) {
+  static int domain_a, domain_b;
+  nsalloc_forward_t forward = {&domain_a, forward_free, forward_realloc, forward_usable_size};
+  CHECK_EQ(nsalloc_set_foreign_policy(NSALLOC_POLICY_FORWARD, &forward), 0);
+  unsigned long *p = other_malloc(32);
+  p[0] = 0xD4;
+  p = nsalloc_forwarding_realloc(p, 4096, &domain_b);
+  CHECK(p && other_owns(p) && p[0] == 0xD4 && last_ctx == &domain_b);
+  nsalloc_forwarding_free(p, &domain_b);
+  CHECK(last_ctx == &domain_b);
+  nsalloc_forwarding_free(other_malloc(32), NULL);
+  CHECK(last_ctx == &domain_a);
+  nsalloc_free(other_malloc(32));
+  CHECK(last_ctx == &domain_a);
+  void *fresh = nsalloc_forwarding_realloc(NULL, 16, &domain_b); /* a malloc */
+  CHECK(fresh && nsalloc_owns(fresh));
+  nsalloc_free(fresh);
+  int frees_before = forwarded_frees;
+  last_ctx = NULL;
+  char *mine = nsalloc_forwarding_realloc(nsalloc_malloc(40), 5000, &domain_b);
+  CHECK(mine && nsalloc_owns(mine));
+  nsalloc_forwarding_free(mine, &domain_b);
+  CHECK(last_ctx == NULL && forwarded_frees == frees_before);
   nsalloc_set_foreign_policy(NSALLOC_POLICY_ABORT, NULL);
 }
 
@@ -219,9 +250,10 @@ static void test_copies_do_not_own_each_other(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_abort_on_foreign_pointers),   TEST(test_abort_on_invalid_own_pointers),
-      TEST(test_abort_on_partial_tail_block), TEST(test_report_counts_exactly),
-      TEST(test_forward_preserves_contents),  TEST(test_copies_do_not_own_each_other),
+      TEST(test_abort_on_foreign_pointers),       TEST(test_abort_on_invalid_own_pointers),
+      TEST(test_abort_on_partial_tail_block),     TEST(test_report_counts_exactly),
+      TEST(test_forward_preserves_contents),      TEST(test_copies_do_not_own_each_other),
+      TEST(test_forwarding_calls_pass_their_ctx),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }

@@ -52,7 +52,8 @@ static size_t resident_pages(const void *p, size_t size) {
 static int messages;
 static void count_message(const char *message, void *arg) {
   (void)arg;
-  messages += strstr(message, "no block is allocated") != NULL || strstr(message, "interior") != NULL;
+  messages +=
+      strstr(message, "no block is allocated") != NULL || strstr(message, "interior") != NULL;
 }
 
 /* A freed huge block's segment stays cached and resident (purge delay

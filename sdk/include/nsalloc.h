@@ -66,6 +66,8 @@ extern "C" {
 #define nsalloc_reallocarray        NSALLOC_NAME(reallocarray)
 #define nsalloc_free                NSALLOC_NAME(free)
 #define nsalloc_free_sized          NSALLOC_NAME(free_sized)
+#define nsalloc_forwarding_free     NSALLOC_NAME(forwarding_free)
+#define nsalloc_forwarding_realloc  NSALLOC_NAME(forwarding_realloc)
 #define nsalloc_usable_size         NSALLOC_NAME(usable_size)
 #define nsalloc_good_size           NSALLOC_NAME(good_size)
 #define nsalloc_aligned_alloc       NSALLOC_NAME(aligned_alloc)
@@ -217,6 +219,15 @@ typedef struct nsalloc_forward_s {
 /* Returns 0, or EINVAL (FORWARD without free and realloc hooks). */
 NSALLOC_API int nsalloc_set_foreign_policy(nsalloc_policy_t policy,
                                            const nsalloc_forward_t *forward);
+
+/* nsalloc_free and nsalloc_realloc for a binding that serves several callers
+ * with one copy, each with its own place for foreign blocks (CPython's three
+ * allocator domains): a foreign pointer forwarded under NSALLOC_POLICY_FORWARD
+ * reaches the forward hooks with `forward_ctx` instead of the registered ctx
+ * (NULL: the registered one). Everything else, fast path included, is exactly
+ * nsalloc_free/realloc. */
+NSALLOC_API void nsalloc_forwarding_free(void *p, void *forward_ctx);
+NSALLOC_API void *nsalloc_forwarding_realloc(void *p, size_t size, void *forward_ctx);
 
 /* Diagnostics (one line, no trailing newline) go to stderr unless a handler is
  * set. The handler must not allocate from this copy. */

@@ -19,10 +19,9 @@
  * reading them) and calls the forward hooks below, which hand each one to the
  * saved allocator - with its saved ctx - of the domain it was freed through,
  * exactly where it would have gone had the copy never been installed. The
- * core holds one forward target per copy while each domain has its own
- * previous allocator, so each hook records its domain in a thread-local
- * before entering the core, and the forward hooks (called synchronously from
- * inside that call) dispatch on it.
+ * copy has one set of forward hooks while each domain has its own previous
+ * allocator, so the free and realloc hooks pass their domain with the call
+ * (nsalloc_forwarding_free/realloc) and the forward hooks receive it as ctx.
  */
 #include "pyalloc.h"
 
@@ -53,19 +52,15 @@ const char *pyalloc_domain_name(PyMemAllocatorDomain domain) {
 }
 
 /* ---- foreign blocks: the copy's forward hooks ---------------------------- */
-/* The domain whose free or realloc hook is running on this thread. */
-static _Thread_local domain_t *entered_domain;
-
-static void forward_free(void *unused, void *p) {
-  (void)unused;
-  domain_t *domain = entered_domain;
+/* ctx: the domain whose free or realloc hook made the call. */
+static void forward_free(void *ctx, void *p) {
+  domain_t *domain = ctx;
   atomic_fetch_add_explicit(&domain->forwarded_frees, 1, memory_order_relaxed);
   domain->previous.free(domain->previous.ctx, p);
 }
 
-static void *forward_realloc(void *unused, void *p, size_t size) {
-  (void)unused;
-  domain_t *domain = entered_domain;
+static void *forward_realloc(void *ctx, void *p, size_t size) {
+  domain_t *domain = ctx;
   atomic_fetch_add_explicit(&domain->forwarded_reallocs, 1, memory_order_relaxed);
   return domain->previous.realloc(domain->previous.ctx, p, size);
 }
@@ -82,13 +77,11 @@ static void *hook_calloc(void *ctx, size_t count, size_t size) {
 }
 
 static void *hook_realloc(void *ctx, void *p, size_t size) {
-  entered_domain = ctx;
-  return nsalloc_realloc(p, size);
+  return nsalloc_forwarding_realloc(p, size, ctx);
 }
 
 static void hook_free(void *ctx, void *p) {
-  entered_domain = ctx;
-  nsalloc_free(p);
+  nsalloc_forwarding_free(p, ctx);
 }
 
 /* ---- install -------------------------------------------------------------- */
@@ -133,7 +126,10 @@ const char *pyalloc_install(unsigned domain_mask, bool route_foreign) {
   const char *error = pyalloc_plan(&domain_mask, route_foreign);
   if (error) return error;
   if (route_foreign && !routing_foreign) {
-    const nsalloc_forward_t forward = {NULL, forward_free, forward_realloc, NULL};
+    /* Every free and realloc through the copy comes from a hook, which names
+     * its domain; the registered ctx is only a valid fallback. */
+    const nsalloc_forward_t forward = {&domains[PYMEM_DOMAIN_RAW], forward_free, forward_realloc,
+                                       NULL};
     if (nsalloc_set_foreign_policy(NSALLOC_POLICY_FORWARD, &forward) != 0)
       return "the copy refused its forward hooks";
   }
