@@ -48,12 +48,12 @@ static bool page_extend(page_t *page) {
   if (count > page->reserved - page->capacity) count = page->reserved - page->capacity;
   if (count == 0) return false;
   uint8_t *first = page->start + (size_t)page->capacity * size;
+  uint8_t *last = first + (count - 1) * size;
   block_t *block = (block_t *)first;
-  for (size_t i = 1; i < count; i++) {
-    block_t *next = (block_t *)(first + i * size);
-    block->next = next;
+  for (uint8_t *next = first + size; (uint8_t *)block != last; next += size) {
+    block->next = (block_t *)next;
     block->tag = (uintptr_t)page;
-    block = next;
+    block = (block_t *)next;
   }
   block->next = page->free;
   block->tag = (uintptr_t)page;
