@@ -16,7 +16,7 @@ static const struct option_info {
     [NSALLOC_OPTION_SEGMENT_CACHE] = {"segment_cache", 0, 1024, 8},
     [NSALLOC_OPTION_FOREIGN_POLICY] = {"foreign_policy", NSALLOC_POLICY_ABORT,
                                        NSALLOC_POLICY_REPORT, NSALLOC_POLICY_ABORT},
-    [NSALLOC_OPTION_HUGE_PAGES] = {"huge_pages", 0, 1, 1},
+    [NSALLOC_OPTION_HUGE_PAGES] = {"huge_pages", 0, 1, 0},
 };
 
 static bool option_parse_value(nsalloc_option_t option, const char *text, size_t length,

@@ -37,10 +37,11 @@ static void *os_alloc_aligned(size_t size, size_t alignment) {
   return p;
 }
 
-/* A huge block's fresh segment: ask for large pages (the huge_pages option),
- * so touching a 20 MiB block costs ten faults rather than five thousand. The
- * header shares the first large page with the start of the block, which the
- * block's user touches anyway. Host-supplied memory is the host's to advise. */
+/* A huge block's fresh segment: ask for large pages when the huge_pages
+ * option is on, so touching a 20 MiB block costs ten faults rather than five
+ * thousand. Off by default: a program that touches a big buffer sparsely
+ * (xz's dictionary) would hold it in 2 MiB units, twice the resident memory.
+ * Host-supplied memory is the host's to advise. */
 static void os_hint_huge_pages(void *p, size_t size) {
   if (!copy.os_source.alloc && copy.options[NSALLOC_OPTION_HUGE_PAGES])
     prim_hint_huge_pages(p, align_up(size, os_page_size()));

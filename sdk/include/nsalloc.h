@@ -190,7 +190,8 @@ typedef enum nsalloc_option_e {
   NSALLOC_OPTION_PURGE_DELAY_MS = 0, /* delay before empty pages are decommitted; -1 never */
   NSALLOC_OPTION_SEGMENT_CACHE,      /* empty segments kept mapped for reuse (count) */
   NSALLOC_OPTION_FOREIGN_POLICY,     /* an nsalloc_policy_t */
-  NSALLOC_OPTION_HUGE_PAGES,         /* 1: back huge blocks with transparent huge pages (Linux) */
+  NSALLOC_OPTION_HUGE_PAGES,         /* 1: back huge blocks with transparent huge pages (Linux;
+                                      * default 0: a block touched sparsely would hold 2 MiB units) */
   NSALLOC_OPTION_COUNT
 } nsalloc_option_t;
 
