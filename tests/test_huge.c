@@ -56,18 +56,32 @@ static void count_message(const char *message, void *arg) {
       strstr(message, "no block is allocated") != NULL || strstr(message, "interior") != NULL;
 }
 
+/* Purging off (returns the old delay) and the cache emptied: a segment freed
+ * next stays cached and resident. */
+static long keep_cache_resident(void) {
+  long delay = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, -1);
+  nsalloc_collect(true);
+  return delay;
+}
+
+/* A huge block of `size` bytes filled with `fill`, then freed: its segment is
+ * the resident one in the cache. Returns its (now stale) address. */
+static uint8_t *freed_dirty_block(size_t size, uint8_t fill) {
+  uint8_t *p = nsalloc_malloc(size);
+  CHECK(p != NULL);
+  if (p) memset(p, fill, size);
+  nsalloc_free(p);
+  return p;
+}
+
 /* A freed huge block's segment stays cached and resident (purge delay
  * "never" here), and a smaller request takes it: same address, no new
  * mapping, and the tail the new block does not cover is given back. */
 static void test_smaller_block_reuses_and_trims(void) {
-  long delay = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
-  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, -1);
-  nsalloc_collect(true);
-  uint8_t *big = nsalloc_malloc(20 * MIB);
-  CHECK(big != NULL);
-  memset(big, 0xA5, 20 * MIB);
-  size_t committed_big = committed_bytes();
-  nsalloc_free(big);
+  long delay = keep_cache_resident();
+  uint8_t *big = freed_dirty_block(20 * MIB, 0xA5);
+  size_t committed_big = committed_bytes(); /* the cached segment is still resident */
   nsalloc_stats_t before, after;
   nsalloc_stats(&before);
   uint8_t *small = nsalloc_malloc(6 * MIB);
@@ -98,13 +112,8 @@ static void test_smaller_block_reuses_and_trims(void) {
  * purged; both must read as zero, and a larger block than the one before
  * counts its new tail as committed again. */
 static void test_calloc_on_reused_segment_is_zero(void) {
-  long delay = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
-  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, -1);
-  nsalloc_collect(true);
-  uint8_t *p = nsalloc_malloc(24 * MIB);
-  CHECK(p != NULL);
-  memset(p, 0x5A, 24 * MIB);
-  nsalloc_free(p);
+  long delay = keep_cache_resident();
+  uint8_t *p = freed_dirty_block(24 * MIB, 0x5A);
   uint8_t *q = nsalloc_malloc(8 * MIB); /* keeps 8 MiB resident, purges 16 */
   CHECK(q == p);
   memset(q, 0x5A, 8 * MIB);
