@@ -147,6 +147,58 @@ static void test_realloc_through_cached_segments(void) {
   nsalloc_free(p);
 }
 
+/* Random huge sizes and alignments through malloc, calloc, aligned_alloc and
+ * realloc, reusing and trimming cached segments: every calloc reads zero,
+ * contents survive, and once everything is freed and collected the copy's
+ * committed memory is back to where it started but for the cached segments'
+ * headers (the accounting of trimmed and regrown tails balances). */
+static void test_random_cycles_balance_committed_memory(void) {
+  nsalloc_collect(true);
+  size_t committed_before = committed_bytes();
+  enum { LIVE = 6 };
+  uint8_t *blocks[LIVE] = {0};
+  size_t sizes[LIVE] = {0};
+  uint64_t rng = 7;
+  for (int step = 0; step < 120; step++) {
+    size_t k = (size_t)(test_random(&rng) % LIVE);
+    size_t size = 3 * MIB + (size_t)(test_random(&rng) % (24 * MIB));
+    if (blocks[k]) CHECK(test_verify(blocks[k], sizes[k] < 4096 ? sizes[k] : 4096, k));
+    switch (test_random(&rng) % 4) {
+    case 0:
+      nsalloc_free(blocks[k]);
+      blocks[k] = nsalloc_calloc(1, size);
+      CHECK(blocks[k] && all_bytes(blocks[k], size, 0));
+      break;
+    case 1:
+      nsalloc_free(blocks[k]);
+      blocks[k] = nsalloc_aligned_alloc((size_t)1 << (22 + test_random(&rng) % 3), size);
+      break;
+    case 2:
+      blocks[k] = blocks[k] ? nsalloc_realloc(blocks[k], size) : nsalloc_malloc(size);
+      if (blocks[k] && sizes[k])
+        CHECK(test_verify(blocks[k], sizes[k] < 4096 ? sizes[k] : 4096, k));
+      break;
+    default:
+      nsalloc_free(blocks[k]);
+      blocks[k] = nsalloc_malloc(size);
+      break;
+    }
+    CHECK(blocks[k] != NULL);
+    if (!blocks[k]) return;
+    sizes[k] = size;
+    memset(blocks[k] + 4096, 0xC3, size - 4096); /* dirty what the next reuse finds */
+    test_fill(blocks[k], 4096, k);
+  }
+  for (size_t k = 0; k < LIVE; k++)
+    nsalloc_free(blocks[k]);
+  nsalloc_collect(true);
+  /* What stays committed is the headers of the (at most 8) cached segments,
+   * under 64 KiB each; a drift in the tails' accounting would be MiBs, or a
+   * wrapped, enormous count. */
+  size_t committed_after = committed_bytes();
+  CHECK(committed_after >= committed_before && committed_after - committed_before <= 8 * 65536);
+}
+
 /* The VmFlags of the mapping holding p contain `flag` (Linux smaps). */
 #if defined(__linux__) && defined(__x86_64__)
 static bool mapping_has_flag(const void *p, const char *flag) {
@@ -199,6 +251,7 @@ int main(int argc, char **argv) {
     TEST(test_smaller_block_reuses_and_trims),
     TEST(test_calloc_on_reused_segment_is_zero),
     TEST(test_realloc_through_cached_segments),
+    TEST(test_random_cycles_balance_committed_memory),
 #if defined(__linux__) && defined(__x86_64__)
     TEST(test_huge_pages_option),
 #endif
