@@ -38,8 +38,9 @@ static void *os_alloc_aligned(size_t size, size_t alignment) {
 }
 
 /* A huge block's fresh segment: ask for large pages when the huge_pages
- * option is on, so touching a 20 MiB block costs ten faults rather than five
- * thousand. Off by default: a program that touches a big buffer sparsely
+ * option is on, so writing a 20 MiB block costs about 500 faults rather than
+ * 5,000 (the first 2 MiB, whose header is already written, keep 4 KiB
+ * pages). Off by default: a program that touches a big buffer sparsely
  * (xz's dictionary) would hold it in 2 MiB units, twice the resident memory.
  * Host-supplied memory is the host's to advise. */
 static void os_hint_huge_pages(void *p, size_t size) {

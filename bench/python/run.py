@@ -19,12 +19,14 @@ median). Prints Markdown; --update-doc replaces the text between the
 `<!-- bench:begin -->` and `<!-- bench:end -->` markers of a file with it.
 """
 import argparse
+import atexit
 import concurrent.futures
 import datetime
 import math
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -57,6 +59,7 @@ def configurations(python, launcher, modules):
         configs[name] = ([python], {"PYTHONMALLOC": "malloc", "LD_PRELOAD": path})
     configs["nsalloc"] = ([launcher], {})
     hook_dir = tempfile.mkdtemp(prefix="nsalloc-late-")
+    atexit.register(shutil.rmtree, hook_dir, True)
     with open(os.path.join(hook_dir, "usercustomize.py"), "w") as f:
         f.write(LATE_INSTALL)
     configs["late"] = ([python], {"PYTHONPATH": os.pathsep.join([hook_dir, modules])})
