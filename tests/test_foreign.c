@@ -194,10 +194,15 @@ static void test_forward_preserves_contents(void) {
   nsalloc_stats_t before = stats();
   unsigned long *keys = other_malloc(48);
   keys[0] = 0xA1, keys[1] = 0xB2, keys[2] = 0xC3;
+  last_ctx = NULL;
   keys = nsalloc_realloc(keys, 96); /* the incident's call, in the wrong copy */
+  CHECK(last_ctx == &forwarded_frees);
   CHECK(keys && other_owns(keys) && !nsalloc_owns(keys));
   CHECK(keys && keys[0] == 0xA1 && keys[1] == 0xB2 && keys[2] == 0xC3);
+  last_ctx = NULL;
   CHECK(nsalloc_usable_size(keys) >= 96);
+  CHECK(last_ctx == &forwarded_frees);
+  last_ctx = NULL;
   nsalloc_free(keys);
   CHECK_EQ(forwarded_frees, 1);
   CHECK(last_ctx == &forwarded_frees);
