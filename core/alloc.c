@@ -95,38 +95,38 @@ static char *heap_string_copy(heap_t *heap, const char *s, size_t length) {
 
 /* ---- default heap ----------------------------------------------------------- */
 void *nsalloc_malloc(size_t size) {
-  return heap_alloc(tls_heap, size);
+  return heap_alloc(thread_heap(), size);
 }
 void *nsalloc_calloc(size_t count, size_t size) {
-  return heap_calloc_impl(tls_heap, count, size);
+  return heap_calloc_impl(thread_heap(), count, size);
 }
 void *nsalloc_realloc(void *p, size_t size) {
-  return heap_realloc_impl(tls_heap, p, size, NULL);
+  return heap_realloc_impl(thread_heap(), p, size, NULL);
 }
 void *nsalloc_forwarding_realloc(void *p, size_t size, void *forward_ctx) {
-  return heap_realloc_impl(tls_heap, p, size, forward_ctx);
+  return heap_realloc_impl(thread_heap(), p, size, forward_ctx);
 }
 void *nsalloc_reallocarray(void *p, size_t count, size_t size) {
-  return heap_reallocarray_impl(tls_heap, p, count, size);
+  return heap_reallocarray_impl(thread_heap(), p, count, size);
 }
 void *nsalloc_aligned_alloc(size_t alignment, size_t size) {
-  return heap_aligned_impl(tls_heap, alignment, size);
+  return heap_aligned_impl(thread_heap(), alignment, size);
 }
 void *nsalloc_memalign(size_t alignment, size_t size) {
-  return heap_aligned_impl(tls_heap, alignment, size);
+  return heap_aligned_impl(thread_heap(), alignment, size);
 }
 int nsalloc_posix_memalign(void **out, size_t alignment, size_t size) {
   if (!is_power_of_two(alignment) || alignment % sizeof(void *) != 0) return EINVAL;
-  void *p = heap_aligned_impl(tls_heap, alignment, size);
+  void *p = heap_aligned_impl(thread_heap(), alignment, size);
   if (!p) return ENOMEM;
   *out = p;
   return 0;
 }
 char *nsalloc_strdup(const char *s) {
-  return heap_string_copy(tls_heap, s, strlen(s));
+  return heap_string_copy(thread_heap(), s, strlen(s));
 }
 char *nsalloc_strndup(const char *s, size_t n) {
-  return heap_string_copy(tls_heap, s, strnlen(s, n));
+  return heap_string_copy(thread_heap(), s, strnlen(s, n));
 }
 
 /* Everything the fast check could not vouch for. Out of line: locate()'s

@@ -103,7 +103,7 @@ static noinline void free_slow(void *p, page_t *page, heap_t *local_heap, enum a
 /* Out of line so that reaching the TLS heap costs the default free's fast
  * path no stack frame. */
 static noinline void free_slow_default(void *p, page_t *page, void *forward_ctx) {
-  free_slow(p, page, tls_heap, OP_FREE, forward_ctx);
+  free_slow(p, page, thread_heap(), OP_FREE, forward_ctx);
 }
 
 /* free() on the default heap. forward_ctx NULL stands for the registered
@@ -127,7 +127,7 @@ void nsalloc_forwarding_free(void *p, void *forward_ctx) {
 
 void nsalloc_free_sized(void *p, size_t size) {
   (void)size; /* the page knows the size; nothing to gain from trusting the caller */
-  free_checked(p, tls_heap, OP_FREE_SIZED, NULL);
+  free_checked(p, thread_heap(), OP_FREE_SIZED, NULL);
 }
 
 void nsalloc_heap_free(nsalloc_heap_t *heap, void *p) {

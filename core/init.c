@@ -91,6 +91,7 @@ static noinline void copy_start(void) {
     copy.key_live = prim_key_create(&copy.thread_key, thread_done);
     relaxed_store(&copy.epoch, relaxed_load(&copy.epoch) + 1);
     relaxed_store(&copy.shut_down, false);
+    atomic_store(&copy.exits_closed, false);
     atomic_store_explicit(&copy.running, true, memory_order_release);
   }
   copy_unlock();
@@ -108,6 +109,39 @@ static void copy_thread_join(heap_t *heap) {
   if (copy.key_live) prim_key_set(copy.thread_key, heap);
   heap->epoch = relaxed_load(&copy.epoch);
   copy_unlock();
+}
+
+/* The exit gate. A thread's exit runs thread_done (heap.c) from the C
+ * library's key destructors, and it may do so while another thread runs the
+ * module's last dlclose() or nsalloc_unload(): a host that closed its own
+ * handles before its threads exit is within its rights. Releasing the copy's
+ * memory under an exit that is walking its heap's segments would crash the
+ * exit (or the release). So an exit goes through copy_exit_begin(), and a
+ * release first closes the gate and waits for the exits already inside. The
+ * two sides are a Dekker pair: each writes its own variable and then reads
+ * the other's, both sequentially consistent, so at least one sees the other.
+ * An exit turned away leaves its heap to the release, which returns its
+ * unused segments like every other heap's.
+ *
+ * What no module can close: between the C library's check that the key is
+ * still live and the call into thread_done, the releasing thread may delete
+ * the key and the loader unmap the module's code. That window is a few
+ * instructions of the C library's, not the whole of a heap's abandonment. */
+static bool copy_exit_begin(void) {
+  atomic_fetch_add(&copy.exits_inside, 1);
+  if (!atomic_load(&copy.exits_closed)) return true;
+  atomic_fetch_sub(&copy.exits_inside, 1);
+  return false;
+}
+
+static void copy_exit_end(void) {
+  atomic_fetch_sub(&copy.exits_inside, 1);
+}
+
+static void copy_exits_close(void) {
+  atomic_store(&copy.exits_closed, true);
+  while (atomic_load(&copy.exits_inside) != 0)
+    prim_yield();
 }
 
 /* Delete the thread-exit key (no later thread exit calls into this module)
@@ -173,8 +207,9 @@ static void unload_collect_unused(segment_t **out) {
   }
 }
 
-/* Return every segment without a live block (shutdown first). */
+/* Return every segment without a live block (exits gated, shutdown first). */
 static void copy_release_unused(void) {
+  copy_exits_close();
   copy_shutdown();
   segment_t *unused = NULL;
   copy_lock();

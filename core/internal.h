@@ -273,6 +273,8 @@ typedef struct copy_state_s {
   _Atomic(bool) running;   /* started (key live or failed), not shut down */
   _Atomic(bool) shut_down; /* shut down: no segment cache */
   _Atomic(uint32_t) epoch; /* starts so far; a heap registered in an older one re-joins */
+  _Atomic(size_t) exits_inside; /* threads inside thread_done (init.c: the exit gate) */
+  _Atomic(bool) exits_closed;   /* the copy is being released: exits leave it alone */
   segment_t *segments;     /* every live segment (normal, huge, cached) */
   segment_t *abandoned;    /* segments of exited threads */
   _Atomic(size_t) abandoned_count;
@@ -368,5 +370,7 @@ static void copy_init(void);
 static void copy_lock(void);
 static void copy_unlock(void);
 static void copy_thread_join(heap_t *heap);
+static bool copy_exit_begin(void);
+static void copy_exit_end(void);
 
 #endif /* NSALLOC_INTERNAL_H */

@@ -64,7 +64,7 @@ void nsalloc_stats(nsalloc_stats_t *out) {
 /* Call from the thread using the heap: its segment list is walked unlocked. */
 void nsalloc_heap_stats(const nsalloc_heap_t *heap, nsalloc_stats_t *out) {
   memset(out, 0, sizeof(*out));
-  if (!heap) heap = tls_heap;
+  if (!heap) heap = thread_heap();
   if (heap == &empty_heap) return;
   for (segment_t *seg = heap->segments; seg; seg = seg->heap_next) {
     out->page_bytes += stats_add_segment(out, seg);
