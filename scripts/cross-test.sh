@@ -26,8 +26,8 @@ cmake --build "$build" -j "${JOBS:-2}"
 # run on the host build only.
 if [ "$target" = musl-static ]; then
   # A static program cannot dlopen modules: the core tests that need none
-  # (the demo, unload, reload and one fork case load modules).
-  ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L core -E 'random|unload|reload|demo|fork'
+  # (the demo, unload, reload, exit_race and one fork case load modules).
+  ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L core -E 'random|unload|reload|exit_race|demo|fork'
 else
   ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L 'core|isolation' -E random
 fi

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #define WORKERS 6
 
@@ -117,11 +118,20 @@ static void test_exits_during_the_last_dlclose(void) {
   fprintf(stderr, "%zu rounds of %d workers: no crash, no damaged block\n", rounds, WORKERS);
 }
 
-/* The harness overlaps exits with the unload: the control module sees it. */
+/* The harness overlaps exits with the unload: the control module sees it,
+ * within the first 50 rounds natively (11-19 overlaps) and 50-150 under TSan
+ * (measured); the limit is time, so slow instrumentation gets the rounds it
+ * needs. */
 static void test_control_sees_exits_overlap_the_unload(void) {
   if (!loader_unloads()) return;
-  size_t rounds = 0, limit = test_scale(4000);
-  while (atomic_load(&overlaps) == 0 && rounds < limit) {
+  if (test_threads_serialised()) { /* valgrind: never two threads at once */
+    fprintf(stderr, "note: threads run one at a time here: no overlap to show (the race is "
+                    "exercised natively and under the sanitizers)\n");
+    return;
+  }
+  size_t rounds = 0;
+  time_t deadline = time(NULL) + 60;
+  while (atomic_load(&overlaps) == 0 && time(NULL) < deadline) {
     run_rounds(control_path, use_control, 50);
     rounds += 50;
   }

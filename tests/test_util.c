@@ -146,8 +146,12 @@ static bool under_wine(void) {
 }
 #endif
 
+bool test_threads_serialised(void) {
+  return getenv("NSALLOC_UNDER_VALGRIND") != NULL;
+}
+
 static size_t slowdown(void) {
-  if (getenv("NSALLOC_UNDER_VALGRIND")) return 20;
+  if (test_threads_serialised()) return 20;
 #if defined(_WIN32)
   if (under_wine()) return 4; /* thread creation and VirtualAlloc are slow there */
 #endif

@@ -15,7 +15,7 @@ static atomic_long *_Atomic overlaps; /* in the test program: outlives this modu
 static void exit_work(void *value) {
   (void)value;
   atomic_fetch_add(&exits_inside, 1);
-  for (volatile int i = 0; i < 20000; i++) /* a few microseconds: an exit abandoning a heap */
+  for (volatile int i = 0; i < 200000; i++) /* tens of microseconds: an exit abandoning a heap */
     ;
   atomic_fetch_sub(&exits_inside, 1);
 }
