@@ -25,11 +25,11 @@ static heap_t empty_heap = {.direct = {UNUSED_16, UNUSED_16, UNUSED_16, UNUSED_1
  * model is set on it by PRIM_TLS_ATTR: global-dynamic, initial-exec only by
  * the build's opt-in). It holds the heap's distance from empty_heap, so that
  * its initial value is zero: the module's TLS block has no initialisation
- * image (.tbss only), and a thread whose block the loader hands over zeroed
- * without copying an image still finds empty_heap, not NULL. That happens
- * under glibc: a thread starting while another dlopen()s the module read
- * NULL from a variable initialised to &empty_heap (core.exit_race under
- * TSan, in 3 of 6 runs). Reading it costs one instruction more. */
+ * image (.tbss only), and a thread whose block is handed over zeroed, without
+ * the image, still finds empty_heap, not NULL. Under TSan that happened: with
+ * the module loaded and closed over and over (core.exit_race), threads read
+ * NULL from a variable initialised to &empty_heap in 3 of 6 runs
+ * (docs/architecture.md). Reading it costs one instruction more. */
 static _Thread_local uintptr_t tls_heap_distance PRIM_TLS_ATTR;
 
 static inline heap_t *thread_heap(void) {
