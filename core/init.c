@@ -49,8 +49,11 @@ static void fork_parent(void) {
  * raising TF_NOTIFYING and clearing it (page.c) never finishes there, and the
  * page's owner would wait for it forever: finish it on the lost thread's
  * behalf. Page descriptors live in segment headers, so even a page list
- * another thread was changing at fork() is safe to walk. */
+ * another thread was changing at fork() is safe to walk. Likewise the exits
+ * that were inside the exit gate belong to threads the child does not have:
+ * counted, they would make the child's unload wait forever. */
 static void fork_child(void) {
+  atomic_store(&copy.exits_inside, 0);
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next) {
     size_t index = 1;
     for (page_t *page; seg->kind == SEGMENT_NORMAL && (page = segment_next_page(seg, &index));)
