@@ -12,6 +12,7 @@
  * overlap, or the test would pass without exercising anything.
  */
 #include "demo/demo_copy.h"
+#include "test_module.h"
 #include "test_util.h"
 
 #include <dlfcn.h>
@@ -98,17 +99,8 @@ static void run_rounds(const char *path, void (*use)(void *), size_t rounds) {
   }
 }
 
-static bool loader_unloads(void) {
-  void *module = load(copy_path);
-  if (!module) return false;
-  close_module(module);
-  module = dlopen(copy_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-  if (module) dlclose(module);
-  return module == NULL;
-}
-
 static void test_exits_during_the_last_dlclose(void) {
-  if (!loader_unloads()) {
+  if (!test_loader_unloads(copy_path)) {
     fprintf(stderr, "note: dlclose() unloads nothing here (musl): no module destructor to race\n");
     return;
   }
@@ -123,7 +115,7 @@ static void test_exits_during_the_last_dlclose(void) {
  * (measured); the limit is time, so slow instrumentation gets the rounds it
  * needs. */
 static void test_control_sees_exits_overlap_the_unload(void) {
-  if (!loader_unloads()) return;
+  if (!test_loader_unloads(copy_path)) return;
   if (test_threads_serialised()) { /* valgrind: never two threads at once */
     fprintf(stderr, "note: threads run one at a time here: no overlap to show (the race is "
                     "exercised natively and under the sanitizers)\n");

@@ -8,6 +8,7 @@
  * retained segments: a block the thread keeps alive pins its segment.
  */
 #include "demo/demo_copy.h"
+#include "test_module.h"
 #include "test_util.h"
 
 #include "nsalloc.h"
@@ -101,22 +102,13 @@ static size_t growth_over(int cycles, enum unload_mode mode) {
  * block pins it), which shows the measurement sees retained segments. Under
  * instrumentation, whose own bookkeeping grows too, only the difference is
  * attributable to the copy. */
-static bool loader_unloads(void) {
-  void *module = dlopen(module_path, RTLD_NOW | RTLD_LOCAL);
-  if (!module) return false;
-  dlclose(module);
-  module = dlopen(module_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-  if (module) dlclose(module);
-  return module == NULL;
-}
-
 static void test_unload_returns_everything(void) {
   int cycles = (int)test_scale(50);
   size_t with_unload = growth_over(cycles, CALL_UNLOAD);
   size_t plain = growth_over(cycles, PLAIN);
   size_t control = growth_over(cycles, KEEP_BLOCK);
   size_t segment = (size_t)4 << 20;
-  if (loader_unloads()) {
+  if (test_loader_unloads(module_path)) {
     CHECK(control >= with_unload + (size_t)cycles * segment * 9 / 10);
     CHECK(control >= plain + (size_t)cycles * segment * 9 / 10);
   } else { /* musl: every cycle reuses the one copy, so even a kept block pins nothing new */
