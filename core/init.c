@@ -22,6 +22,65 @@ static copy_state_t copy = {
     .once = PRIM_ONCE_INIT,
 };
 
+/* The exit gate. A thread's exit runs thread_done (heap.c) from the C
+ * library's key destructors, and it may do so while another thread runs the
+ * module's last dlclose() or nsalloc_unload(): a host that closed its own
+ * handles before its threads exit is within its rights. Releasing the copy's
+ * memory under an exit that is walking its heap's segments would crash the
+ * exit (or the release). So an exit goes through copy_exit_begin(), and a
+ * release first closes the gate and waits for the exits already inside. The
+ * two sides are a Dekker pair: each writes its own variable and then reads
+ * the other's, both sequentially consistent, so at least one sees the other.
+ * An exit turned away leaves its heap to the release, which returns its
+ * unused segments like every other heap's.
+ *
+ * fork() waits at the same gate: a child forked in the middle of another
+ * thread's abandonment would inherit a half-abandoned heap (a segment both on
+ * the heap's list and on the abandoned list), so fork_prepare() holds new
+ * exits back and waits for the ones inside before it takes the lock.
+ * exit_in_progress marks the thread that is inside its own exit, so that a
+ * fork() or a release from inside it (a host memory source's callback) does
+ * not wait for itself.
+ *
+ * What no module can close: between the C library's check that the key is
+ * still live and the call into thread_done, and between copy_exit_end() and
+ * thread_done's return, the releasing thread may delete the key and the
+ * loader unmap the module's code. That window is a few instructions, not the
+ * whole of a heap's abandonment. */
+static _Thread_local bool exit_in_progress PRIM_TLS_ATTR;
+
+static bool copy_exit_begin(void) {
+  for (;;) {
+    atomic_fetch_add(&copy.exits_inside, 1);
+    if (atomic_load(&copy.exits_closed)) {
+      atomic_fetch_sub(&copy.exits_inside, 1);
+      return false;
+    }
+    if (atomic_load(&copy.forks_pending) == 0) break;
+    atomic_fetch_sub(&copy.exits_inside, 1);
+    while (atomic_load(&copy.forks_pending) != 0)
+      prim_yield();
+  }
+  exit_in_progress = true;
+  return true;
+}
+
+static void copy_exit_end(void) {
+  exit_in_progress = false;
+  atomic_fetch_sub(&copy.exits_inside, 1);
+}
+
+/* Wait until the only exit inside the gate, if any, is the calling thread's. */
+static void copy_exits_drain(void) {
+  while (atomic_load(&copy.exits_inside) != (size_t)exit_in_progress)
+    prim_yield();
+}
+
+static void copy_exits_close(void) {
+  atomic_store(&copy.exits_closed, true);
+  copy_exits_drain();
+}
+
 /* The copy's lock. fork() in a multi-threaded process: the prepare handler
  * takes it, so the child never inherits it held by a thread that does not
  * exist there, and the parent and child handlers release it. Prepare handlers
@@ -38,22 +97,29 @@ static void copy_unlock(void) {
 }
 
 static void fork_prepare(void) {
+  atomic_fetch_add(&copy.forks_pending, 1);
+  copy_exits_drain();
   prim_lock(&copy.lock);
   relaxed_store(&copy.fork_holder, prim_thread_id());
 }
 static void fork_parent(void) {
   relaxed_store(&copy.fork_holder, 0);
   prim_unlock(&copy.lock);
+  atomic_fetch_sub(&copy.forks_pending, 1);
 }
 /* In the child only the forking thread exists. A remote free that was between
  * raising TF_NOTIFYING and clearing it (page.c) never finishes there, and the
  * page's owner would wait for it forever: finish it on the lost thread's
  * behalf. Page descriptors live in segment headers, so even a page list
- * another thread was changing at fork() is safe to walk. Likewise the exits
- * that were inside the exit gate belong to threads the child does not have:
- * counted, they would make the child's unload wait forever. */
+ * another thread was changing at fork() is safe to walk. The gate: the only
+ * exit inside it is the forking thread's own, if any (fork_prepare drained
+ * the others); a release that was waiting at it belongs to a thread the child
+ * does not have, so a running copy's gate opens again (a copy already shut
+ * down opens it when it starts again). */
 static void fork_child(void) {
-  atomic_store(&copy.exits_inside, 0);
+  atomic_store(&copy.forks_pending, 0);
+  atomic_store(&copy.exits_inside, (size_t)exit_in_progress);
+  if (relaxed_load(&copy.running)) atomic_store(&copy.exits_closed, false);
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next) {
     size_t index = 1;
     for (page_t *page; seg->kind == SEGMENT_NORMAL && (page = segment_next_page(seg, &index));)
@@ -112,39 +178,6 @@ static void copy_thread_join(heap_t *heap) {
   if (copy.key_live) prim_key_set(copy.thread_key, heap);
   heap->epoch = relaxed_load(&copy.epoch);
   copy_unlock();
-}
-
-/* The exit gate. A thread's exit runs thread_done (heap.c) from the C
- * library's key destructors, and it may do so while another thread runs the
- * module's last dlclose() or nsalloc_unload(): a host that closed its own
- * handles before its threads exit is within its rights. Releasing the copy's
- * memory under an exit that is walking its heap's segments would crash the
- * exit (or the release). So an exit goes through copy_exit_begin(), and a
- * release first closes the gate and waits for the exits already inside. The
- * two sides are a Dekker pair: each writes its own variable and then reads
- * the other's, both sequentially consistent, so at least one sees the other.
- * An exit turned away leaves its heap to the release, which returns its
- * unused segments like every other heap's.
- *
- * What no module can close: between the C library's check that the key is
- * still live and the call into thread_done, the releasing thread may delete
- * the key and the loader unmap the module's code. That window is a few
- * instructions of the C library's, not the whole of a heap's abandonment. */
-static bool copy_exit_begin(void) {
-  atomic_fetch_add(&copy.exits_inside, 1);
-  if (!atomic_load(&copy.exits_closed)) return true;
-  atomic_fetch_sub(&copy.exits_inside, 1);
-  return false;
-}
-
-static void copy_exit_end(void) {
-  atomic_fetch_sub(&copy.exits_inside, 1);
-}
-
-static void copy_exits_close(void) {
-  atomic_store(&copy.exits_closed, true);
-  while (atomic_load(&copy.exits_inside) != 0)
-    prim_yield();
 }
 
 /* Delete the thread-exit key (no later thread exit calls into this module)

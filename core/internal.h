@@ -269,14 +269,15 @@ typedef struct copy_state_s {
   prim_once_t once;
   prim_key_t thread_key;
   bool key_live;
-  bool unloaded;                /* the module's destructor ran: never start again */
-  _Atomic(bool) running;        /* started (key live or failed), not shut down */
-  _Atomic(bool) shut_down;      /* shut down: no segment cache */
-  _Atomic(uint32_t) epoch;      /* starts so far; a heap registered in an older one re-joins */
-  _Atomic(size_t) exits_inside; /* threads inside thread_done (init.c: the exit gate) */
-  _Atomic(bool) exits_closed;   /* the copy is being released: exits leave it alone */
-  segment_t *segments;          /* every live segment (normal, huge, cached) */
-  segment_t *abandoned;         /* segments of exited threads */
+  bool unloaded;                 /* the module's destructor ran: never start again */
+  _Atomic(bool) running;         /* started (key live or failed), not shut down */
+  _Atomic(bool) shut_down;       /* shut down: no segment cache */
+  _Atomic(uint32_t) epoch;       /* starts so far; a heap registered in an older one re-joins */
+  _Atomic(size_t) exits_inside;  /* threads inside thread_done (init.c: the exit gate) */
+  _Atomic(bool) exits_closed;    /* the copy is being released: exits leave it alone */
+  _Atomic(size_t) forks_pending; /* fork()s waiting for the exits inside the gate */
+  segment_t *segments;           /* every live segment (normal, huge, cached) */
+  segment_t *abandoned;          /* segments of exited threads */
   _Atomic(size_t) abandoned_count;
   segment_t *cache; /* empty segments kept for reuse */
   size_t cache_count;

@@ -28,6 +28,12 @@ if [ "$target" = musl-static ]; then
   # A static program cannot dlopen modules: the core tests that need none
   # (the demo, unload, reload, exit_race and one fork case load modules).
   ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L core -E 'random|unload|reload|exit_race|demo|fork'
+elif [ "$target" = aarch64 ]; then
+  # Not core.exit_race: under qemu-user even its control module (no nsalloc
+  # code: a pthread key destructor and a module destructor that waits for it)
+  # crashes in 5 runs of 6 when threads leave the destructor while the module
+  # is unloaded, so the emulator cannot judge the copy there.
+  ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L 'core|isolation' -E 'random|exit_race'
 else
   ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L 'core|isolation' -E random
 fi

@@ -2,8 +2,8 @@
  * test_fork.c - fork() while other threads are allocating: the child can
  * allocate and free at once (the copy's lock is held across fork and released
  * in both processes), and blocks inherited from the parent stay usable; other
- * fork handlers may allocate; neither a remote free nor a thread exit cut
- * short by fork() hangs the child.
+ * fork handlers may allocate; neither a remote free nor a thread exit nor a
+ * release cut short by fork() hangs or breaks the child.
  *
  * White-box: the test compiles the core itself (copy t_) to stage the state a
  * thread leaves behind when fork() interrupts it.
@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -132,27 +133,118 @@ static void test_fork_during_remote_notification(void) {
   CHECK_EQ(stats.in_use_blocks, 0);
 }
 
-/* fork() while another thread is inside its exit (the exit gate counts it):
- * that thread does not exist in the child, so the child's unload must not
- * wait for it. Staged by hand: the count is raised as copy_exit_begin() does
- * for an exiting thread. */
-static void unload_in_child(void *arg) {
+/* fork() while another thread abandons its heap at exit: fork waits for the
+ * abandonment, so the child never inherits a half-abandoned heap (a segment
+ * both on the heap's list and on the abandoned list), which its unload used to
+ * unmap twice (a red-team program crashed 188 children of 200). The exiting
+ * thread keeps a live block in each of its segments and dirties a second one,
+ * so its exit has many segments to collect, purge and abandon; fork() comes
+ * at a random moment of it. The child frees the blocks, unloads the copy
+ * and allocates again. */
+#define EXIT_SEGMENTS 24
+#define EXIT_BLOCK    ((size_t)1900 << 10)
+static void *kept[EXIT_SEGMENTS];
+static atomic_bool exiting;
+
+static void *exit_with_segments(void *arg) {
+  (void)arg;
+  void *dirty[EXIT_SEGMENTS];
+  for (int i = 0; i < EXIT_SEGMENTS; i++) {
+    kept[i] = nsalloc_malloc(EXIT_BLOCK);
+    dirty[i] = nsalloc_malloc(EXIT_BLOCK);
+    memset(dirty[i], 1, EXIT_BLOCK);
+  }
+  for (int i = 0; i < EXIT_SEGMENTS; i++)
+    nsalloc_free(dirty[i]);
+  atomic_store(&exiting, true);
+  return NULL; /* thread_done abandons the segments one by one */
+}
+
+static void unload_after_the_exit(void *arg) {
   (void)arg;
   alarm(20);
+  for (int i = 0; i < EXIT_SEGMENTS; i++)
+    nsalloc_free(kept[i]);
   nsalloc_unload();
-  _exit(0);
+  void *p = nsalloc_malloc(100);
+  nsalloc_free(p);
+  _exit(p ? 0 : 3);
 }
+
 static void test_fork_during_a_thread_exit(void) {
+  uint64_t rng = 99;
+  size_t rounds = test_scale(30);
+  for (size_t round = 0; round < rounds; round++) {
+    atomic_store(&exiting, false);
+    pthread_t thread;
+    CHECK_EQ(pthread_create(&thread, NULL, exit_with_segments, NULL), 0);
+    while (!atomic_load(&exiting))
+      ;
+    usleep((useconds_t)(test_random(&rng) % 2000));
+    char output[256];
+    int status = test_in_child(unload_after_the_exit, NULL, output, sizeof output);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    pthread_join(thread, NULL);
+    for (int i = 0; i < EXIT_SEGMENTS; i++)
+      nsalloc_free(kept[i]);
+  }
+}
+
+/* fork() from inside the forking thread's own exit (a host memory source's
+ * callback, say): fork does not wait for itself, and in the child that exit
+ * is still the thread's own, so the child's unload does not wait for it
+ * either. Staged: the exit is entered by hand. */
+static void unload_inside_own_exit(void *arg) {
+  (void)arg;
+  alarm(20);
+  nsalloc_unload(); /* the caller is inside its own exit */
+  copy_exit_end();
+  _exit(atomic_load(&copy.exits_inside) == 0 ? 0 : 3);
+}
+static void test_fork_inside_own_exit(void) {
   CHECK(copy_exit_begin());
   char output[256];
-  int status = test_in_child(unload_in_child, NULL, output, sizeof output);
+  int status = test_in_child(unload_inside_own_exit, NULL, output, sizeof output);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   copy_exit_end();
 }
 
+/* fork() while another thread's release waits at the closed gate: that
+ * release does not exist in the child, whose running copy must open the gate
+ * again, or every later thread exit there would be turned away and keep its
+ * heap. Staged: the gate is closed by hand, as copy_exits_close() does. */
+static void *allocate_and_exit(void *arg) {
+  (void)arg;
+  nsalloc_free(nsalloc_malloc(1000));
+  return NULL;
+}
+static void exits_return_heaps_in_child(void *arg) {
+  (void)arg;
+  alarm(20);
+  nsalloc_stats_t before, after;
+  nsalloc_stats(&before);
+  for (int i = 0; i < 20; i++) {
+    pthread_t thread;
+    pthread_create(&thread, NULL, allocate_and_exit, NULL);
+    pthread_join(thread, NULL);
+  }
+  nsalloc_stats(&after);
+  _exit(after.heaps == before.heaps ? 0 : 3);
+}
+static void test_fork_while_a_release_waits(void) {
+  atomic_store(&copy.exits_closed, true);
+  char output[256];
+  int status = test_in_child(exits_return_heaps_in_child, NULL, output, sizeof output);
+  atomic_store(&copy.exits_closed, false);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(int argc, char **argv) {
-  static const test_case tests[] = {
-      TEST(test_fork_while_threads_allocate), TEST(test_fork_handler_that_allocates),
-      TEST(test_fork_during_remote_notification), TEST(test_fork_during_a_thread_exit)};
+  static const test_case tests[] = {TEST(test_fork_while_threads_allocate),
+                                    TEST(test_fork_handler_that_allocates),
+                                    TEST(test_fork_during_remote_notification),
+                                    TEST(test_fork_during_a_thread_exit),
+                                    TEST(test_fork_inside_own_exit),
+                                    TEST(test_fork_while_a_release_waits)};
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
