@@ -47,7 +47,8 @@ static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
 }
 
 /* Resize p: in place while the new size still fits its block (and does not
- * waste more than half of it), else allocate from `heap`, copy, and free p.
+ * waste more than half of it) or, for a large block of `heap` itself, while
+ * the slices after it are free; else allocate from `heap`, copy, and free p.
  * A live block is recognised on free's fast check; anything else is
  * classified by locate(). Failure leaves p untouched. */
 static void *heap_realloc_impl(heap_t *heap, void *p, size_t size, void *forward_ctx) {
@@ -64,6 +65,10 @@ static void *heap_realloc_impl(heap_t *heap, void *p, size_t size, void *forward
   }
   size_t usable = page_usable_size(page);
   if (size <= usable && (size >= usable / 2 || nsalloc_good_size(size) == usable)) return p;
+  if (size > usable && size <= LARGE_MAX && relaxed_load(&page->kind) == PAGE_LARGE &&
+      relaxed_load(&segment_of(page)->heap) == heap &&
+      segment_large_grow(heap, page, align_up(size, SLICE_SIZE) >> SLICE_SHIFT))
+    return p;
   void *q = heap_alloc(heap, size);
   if (!q) return NULL;
   memcpy(q, p, size < usable ? size : usable);

@@ -230,7 +230,9 @@ static inline uint64_t slice_mask(size_t index, size_t count) {
  * carved block" is the single comparison position < carved_limit, where
  * carved_limit = capacity * E < M; the partial block at a page's end and every
  * block not carved yet fail it. Pages without blocks (unused_page, huge
- * pages) have M = carved_limit = 0: nothing passes. */
+ * pages) have M = carved_limit = 0: nothing passes. A large page grown in
+ * place (segment_large_grow) keeps the M and E of its size at birth: its
+ * block (k = 0, r = 0) is still the only offset below carved_limit = E. */
 static inline uint64_t block_position(const page_t *page, const void *p) {
   return (uint64_t)((const uint8_t *)p - page->start) * page->div_magic;
 }
@@ -340,6 +342,7 @@ static void page_retire_if_unused(heap_t *heap, page_t *page);
 static void page_notify_owner(page_t *page);
 /* segment.c */
 static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align);
+static bool segment_large_grow(heap_t *heap, page_t *page, size_t count);
 static bool segment_page_free(heap_t *heap, page_t *page);
 static page_t *segment_next_page(segment_t *seg, size_t *index);
 static void segment_drop(segment_t *seg);

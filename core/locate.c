@@ -20,7 +20,9 @@ static enum locate_result locate(const void *p, page_t **page_out) {
   page_t *page = seg->page_of[((uintptr_t)p - (uintptr_t)seg) >> SLICE_SHIFT];
   if (relaxed_load(&page->kind) == 0) return LOCATE_UNALLOCATED;
   uint64_t position = block_position(page, p);
-  if (position >= page->div_magic) return LOCATE_INTERIOR;
+  /* A large page's one block spans it, even when grown past its size at birth. */
+  if (position >= page->div_magic || (position && relaxed_load(&page->kind) == PAGE_LARGE))
+    return LOCATE_INTERIOR;
   /* A block position, but not carved yet (or the partial block at the end). */
   if (position >= relaxed_load(&page->carved_limit)) return LOCATE_UNALLOCATED;
   if (((const block_t *)p)->tag == (uintptr_t)page) return LOCATE_DOUBLE_FREE;

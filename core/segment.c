@@ -223,7 +223,10 @@ static size_t find_free_run(uint64_t free_slices, size_t count, size_t align) {
   return 0;
 }
 
-static page_t *segment_claim(heap_t *heap, segment_t *seg, size_t index, size_t count) {
+/* Give the free slices [index, index + count) of `seg` to `page`. Returns
+ * whether every one of them was decommitted, so reads as zero. */
+static bool segment_take_slices(heap_t *heap, segment_t *seg, page_t *page, size_t index,
+                                size_t count) {
   uint64_t mask = slice_mask(index, count);
   bool untouched = PRIM_PURGE_ZEROES && (seg->decommitted & mask) == mask;
   seg->free_slices &= ~mask;
@@ -233,15 +236,38 @@ static page_t *segment_claim(heap_t *heap, segment_t *seg, size_t index, size_t 
     segment_unlink_heap(heap, seg);
     segment_link_heap(heap, seg);
   }
-  page_t *page = &seg->pages[index];
-  page->untouched = untouched;
-  page->slice_index = (uint8_t)index;
-  relaxed_store(&page->slice_count, (uint8_t)count);
-  page->start = slice_address(seg, index);
   for (size_t i = index; i < index + count; i++)
     seg->page_of[i] = page;
   stats_page_bytes((ptrdiff_t)(count << SLICE_SHIFT));
+  return untouched;
+}
+
+static page_t *segment_claim(heap_t *heap, segment_t *seg, size_t index, size_t count) {
+  page_t *page = &seg->pages[index];
+  page->slice_index = (uint8_t)index;
+  relaxed_store(&page->slice_count, (uint8_t)count);
+  page->start = slice_address(seg, index);
+  page->untouched = segment_take_slices(heap, seg, page, index, count);
   return page;
+}
+
+/* realloc's in-place growth: extend the large page of `heap` to `count`
+ * slices when the slices after it are free. Only the thread using `heap`
+ * (the segment's owner) may call this. The page keeps the div_magic and
+ * carved_limit of its size at birth: its one block starts at offset 0, and
+ * every other offset of the grown span still maps to a position at or above
+ * carved_limit (block_position()), so no other thread's check can ever see
+ * a block start there, whichever of these stores it observes. */
+static bool segment_large_grow(heap_t *heap, page_t *page, size_t count) {
+  segment_t *seg = segment_of(page);
+  size_t index = page->slice_index, old = relaxed_load(&page->slice_count);
+  if (index + count > SLICE_COUNT) return false;
+  uint64_t more = slice_mask(index + old, count - old);
+  if ((seg->free_slices & more) != more) return false;
+  segment_take_slices(heap, seg, page, index + old, count - old);
+  relaxed_store(&page->slice_count, (uint8_t)count);
+  relaxed_store(&page->block_size, count << SLICE_SHIFT);
+  return true;
 }
 
 /* A page of `count` slices starting at a multiple of `align` slices, from the

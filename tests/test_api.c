@@ -126,6 +126,61 @@ static void test_realloc_edges(void) {
 }
 
 /* Every power-of-two alignment from 1 byte to 16 MiB, small and large sizes. */
+/* realloc grows a large block in place while the slices after it are free
+ * (a fresh heap's segment fills from its first page slice, in order), and
+ * moves it when they are taken, past the segment's end, or past the large
+ * range. The statistics follow the block's size either way. */
+static void test_realloc_grows_large_in_place(void) {
+#ifndef NSALLOC_SEGMENT_SHIFT
+#define NSALLOC_SEGMENT_SHIFT 22
+#endif
+  const size_t slice = (size_t)1 << (NSALLOC_SEGMENT_SHIFT - 6), three = 2 * slice + 100;
+  nsalloc_heap_t *heap = nsalloc_heap_new();
+  char *a = nsalloc_heap_malloc(heap, three); /* slices 1-3 */
+  test_fill(a, three, 1);
+  char *grown = nsalloc_heap_realloc(heap, a, 5 * slice - 100); /* 1-5 */
+  CHECK(grown == a && test_verify(a, three, 1));
+  CHECK_EQ(nsalloc_usable_size(a), 5 * slice);
+  nsalloc_stats_t stats;
+  nsalloc_heap_stats(heap, &stats);
+  CHECK_EQ(stats.in_use_bytes, 5 * slice);
+  CHECK_EQ(stats.page_bytes, 5 * slice);
+  test_fill(a, 5 * slice, 2);
+  char *b = nsalloc_heap_malloc(heap, three); /* 6-8, right after a */
+  CHECK(b == a + 5 * slice);
+  char *moved = nsalloc_heap_realloc(heap, a, 6 * slice);            /* b is in the way */
+  CHECK(moved == a + 8 * slice && test_verify(moved, 5 * slice, 2)); /* 9-14 */
+  /* Fill 1-5 and 15-44; y gets 45-47 and grows to the segment's last slice,
+   * not past it. */
+  char *z = nsalloc_heap_malloc(heap, 5 * slice), *x = nsalloc_heap_malloc(heap, 30 * slice);
+  char *y = nsalloc_heap_malloc(heap, three);
+  CHECK(z == a && x == a + 14 * slice && y == a + 44 * slice);
+  char *c = nsalloc_heap_realloc(heap, y, 19 * slice);
+  CHECK(c == y);
+  test_fill(c, 19 * slice, 3);
+  char *d = nsalloc_heap_realloc(heap, c, 20 * slice);
+  CHECK(d != c && test_verify(d, 19 * slice, 3));
+  nsalloc_heap_stats(heap, &stats);
+  CHECK_EQ(stats.in_use_blocks, 5);
+  CHECK_EQ(stats.in_use_bytes, nsalloc_usable_size(b) + nsalloc_usable_size(moved) +
+                                   nsalloc_usable_size(d) + 35 * slice);
+  nsalloc_heap_free(heap, b);
+  nsalloc_heap_free(heap, x);
+  nsalloc_heap_free(heap, z);
+  /* Another heap's large block is never grown in place: it moves to `other`. */
+  nsalloc_heap_t *other = nsalloc_heap_new();
+  char *e = nsalloc_heap_malloc(heap, three);
+  char *f = nsalloc_heap_realloc(other, e, 4 * slice);
+  CHECK(f != e && nsalloc_heap_owns(other, f));
+  nsalloc_heap_free(other, f);
+  nsalloc_heap_delete(other);
+  nsalloc_heap_free(heap, moved);
+  nsalloc_heap_free(heap, d);
+  nsalloc_heap_stats(heap, &stats);
+  CHECK_EQ(stats.in_use_bytes, 0);
+  nsalloc_heap_delete(heap);
+}
+
 static void test_alignments(void) {
   static const size_t sizes[] = {0, 1, 24, 100, 4096, 70000, (size_t)3 << 20};
   for (size_t alignment = 1; alignment <= ((size_t)16 << 20); alignment *= 2) {
@@ -356,6 +411,7 @@ int main(int argc, char **argv) {
       TEST(test_calloc_zeroes_recycled_memory),
       TEST(test_realloc_preserves_contents),
       TEST(test_realloc_edges),
+      TEST(test_realloc_grows_large_in_place),
       TEST(test_alignments),
       TEST(test_bad_alignment),
       TEST(test_strings),

@@ -108,6 +108,27 @@ static void interior_large(made *m, char *stack) {
   (void)stack;
   m->p = (char *)nsalloc_malloc(300000) + 4096;
 }
+/* A large block that realloc grew in place from 2 slices (128 KiB) to 5:
+ * the block of a fresh segment's first page, with the slices after it free. */
+static char *grown_large(void) {
+  char *p = nsalloc_malloc(100000);
+  test_fill(p, 100000, 7);
+  char *grown = nsalloc_realloc(p, 300000);
+  CHECK(grown == p && test_verify(grown, 100000, 7));
+  return grown;
+}
+static void live_grown_large(made *m, char *stack) {
+  (void)stack;
+  m->p = grown_large();
+  m->size = 300000;
+  test_fill(m->p, m->size, 7);
+}
+/* Where a second block of the size at birth would start: the page keeps that
+ * size's block_position() magic, so this offset must still read as interior. */
+static void interior_grown_large(made *m, char *stack) {
+  (void)stack;
+  m->p = grown_large() + 2 * SLICE;
+}
 static void interior_huge(made *m, char *stack) {
   (void)stack;
   m->p = (char *)nsalloc_malloc(HUGE) + 64;
@@ -186,6 +207,8 @@ static const kind_row kinds[] = {
     {"interior_small", INVALID, NULL, interior_small, NULL},
     {"interior_large", INVALID, NULL, interior_large, NULL},
     {"interior_huge", INVALID, NULL, interior_huge, NULL},
+    {"live_grown_large", LIVE, NULL, live_grown_large, NULL},
+    {"interior_grown_large", INVALID, NULL, interior_grown_large, NULL},
     {"huge_header", INVALID, NULL, huge_header, NULL},
     {"never_carved", INVALID, NULL, never_carved, "issue item 1"},
     {"page_tail", INVALID, NULL, page_tail, "issue item 2"},
