@@ -14,6 +14,7 @@ const bench_kernel_t bench_kernels[] = {
     {"batch-lifo", op_batch_lifo, 1000000, 1, "1,000 small allocations, freed newest first"},
     {"batch-fifo", op_batch_fifo, 1000000, 1, "1,000 small allocations, freed oldest first"},
     {"realloc-chain", op_realloc_chain, 500000, 1, "realloc growth 16 B -> 64 KiB by x1.25"},
+    {"realloc-large", op_realloc_large, 100000, 1, "realloc growth 64 KiB -> 1 MiB by x1.25"},
     {"calloc", op_calloc, 500000, 1, "calloc+free pair, 16-1024 B"},
     {"aligned", op_aligned, 300000, 1, "aligned_alloc+free pair, alignment 64 B-4 KiB"},
     {"usable-size", op_usable_size, 2000000, 1, "usable_size of 1,024 live blocks"},

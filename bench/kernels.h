@@ -26,6 +26,7 @@ BENCH_KERNEL(op_huge);
 BENCH_KERNEL(op_batch_lifo);
 BENCH_KERNEL(op_batch_fifo);
 BENCH_KERNEL(op_realloc_chain);
+BENCH_KERNEL(op_realloc_large);
 BENCH_KERNEL(op_calloc);
 BENCH_KERNEL(op_aligned);
 BENCH_KERNEL(op_usable_size);

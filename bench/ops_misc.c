@@ -4,16 +4,16 @@
  */
 #include "kernels.h"
 
-#define CHAIN_MAX (64 * 1024)
-
-/* One realloc chain: a block grows from 16 B by x1.25 (+16) up to 64 KiB, its
- * contents checked after every move, then is freed. Returns the reallocs. */
-static uint64_t realloc_chain(const bench_alloc_t *a, uint64_t chain, uint64_t *sum) {
-  size_t size = 16;
+/* One realloc chain: a block grows from `from` bytes by x1.25 (+16) up to
+ * `to`, its contents checked after every step, then is freed. Returns the
+ * reallocs. */
+static uint64_t realloc_chain(const bench_alloc_t *a, size_t from, size_t to, uint64_t chain,
+                              uint64_t *sum) {
+  size_t size = from;
   uint64_t ops = 0;
   void *q = bench_check(a->malloc(size), size);
   bench_stamp(q, size, chain);
-  while (size < CHAIN_MAX) {
+  while (size < to) {
     size_t grown = size + size / 4 + 16;
     q = bench_check(a->realloc(q, grown), grown);
     uint64_t value = bench_read(q, size); /* the old size's bytes must have moved */
@@ -28,14 +28,26 @@ static uint64_t realloc_chain(const bench_alloc_t *a, uint64_t chain, uint64_t *
 }
 
 /* One op = one realloc; whole chains run until n reallocs are reached. */
-BENCH_KERNEL(op_realloc_chain) {
+static bench_result_t realloc_chains(const bench_alloc_t *a, const bench_params_t *p, size_t from,
+                                     size_t to) {
   uint64_t ops = 0, sum = 0, chain = 0;
-  realloc_chain(a, chain++, &sum); /* warm-up */
+  realloc_chain(a, from, to, chain++, &sum); /* warm-up */
   bench_region_begin();
   while (ops < p->n)
-    ops += realloc_chain(a, chain++, &sum);
+    ops += realloc_chain(a, from, to, chain++, &sum);
   bench_region_end();
   return (bench_result_t){ops, sum};
+}
+
+/* Small and medium blocks: every step past a size class moves the block. */
+BENCH_KERNEL(op_realloc_chain) {
+  return realloc_chains(a, p, 16, 64 * 1024);
+}
+
+/* Large blocks: growth an allocator can do in place (Python lists, Lua and
+ * libuv buffers growing past 64 KiB). */
+BENCH_KERNEL(op_realloc_large) {
+  return realloc_chains(a, p, 64 * 1024 + 1, 1024 * 1024);
 }
 
 #define USABLE_LIVE 1024

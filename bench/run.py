@@ -46,6 +46,7 @@ PER_OP = [
     ("batch-lifo", 400000, 2000, 1),
     ("batch-fifo", 400000, 2000, 1),
     ("realloc-chain", 40000, 500, 1),
+    ("realloc-large", 2000, 26, 1),
     ("calloc", 200000, 1000, 1),
     ("aligned", 200000, 1000, 1),
     ("usable-size", 1000000, 5000, 1),
@@ -62,15 +63,19 @@ CLASSIC_ST = [  # single-threaded classic kernels: callgrind
     ("larson", 300000, 2000, 1),
     ("malloc-large", 60, 4, 1),
 ]
-# Rows kept out of the user-relevant geometric means, and why: what they
-# measure is each allocator's policy for the operating system's memory, which
-# a count of user-space instructions does not weigh (the system calls and page
-# faults behind a handful of instructions are not in it), and on which one
-# peer version can be pathological (Debian's mimalloc 2.0.9 re-maps every huge
-# block). Their rows are still printed, with their own geometric mean.
+# Rows kept out of the user-relevant geometric means, and why: each measures
+# a policy more than code paths. For memory from the operating system, a count
+# of user-space instructions does not weigh the system calls and page faults
+# behind a handful of instructions, and one peer version can be pathological
+# (Debian's mimalloc 2.0.9 re-maps every huge block); for large realloc
+# growth, copying or growing in place decides the row by orders of magnitude.
+# Their rows are still printed, with their own geometric mean.
 PATHOLOGICAL = {
     "huge": "4-8 MiB blocks: mapping policy (mmap/munmap per pair or a cached segment)",
     "malloc-large": "5-25 MiB blocks: mapping policy, as for huge",
+    "realloc-large": "64 KiB-1 MiB growth: whether an allocator grows a block in place or "
+                     "copies it (a memcpy of up to 1 MiB per step) decides the row, not its "
+                     "code paths",
 }
 FASTPATH = ("fastpath", 1000000, 20000)  # kernel, full n, smoke n
 FASTPATH_CALLERS = ("bench_fastpath_mallocs", "bench_fastpath_frees")
