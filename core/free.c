@@ -28,12 +28,10 @@ static inline page_t *live_block_page(const void *p) {
   return page;
 }
 
-/* The owner's free left `page` without allocated blocks. The only page of its
- * bin stays (page.c): a queued page without neighbours is that page, which
- * the links tell without loading the heap. A malloc/free pair in a loop takes
- * this path on every free. Out of line: it keeps the fast path's registers. */
+/* The owner's free left `page` without allocated blocks, and the page is not
+ * the only one of its bin (free_local): retire it unless it is in use again.
+ * Out of line: it keeps the fast path's registers. */
 static noinline void free_local_emptied(page_t *page) {
-  if (!page->in_full && !page->prev && !page->next) return;
   page_retire_if_unused(relaxed_load(&segment_of(page)->heap), page);
 }
 
@@ -44,7 +42,10 @@ static inline void free_local(page_t *page, block_t *block) {
   page->local_free = block;
   uint32_t used = page_used(page) - 1;
   page_used_set(page, used);
-  if (unlikely(used == 0)) free_local_emptied(page);
+  /* The only page of its bin stays (page.c): a queued page without
+   * neighbours is that page, which the links tell without loading the heap.
+   * A malloc/free pair in a loop empties it on every free. */
+  if (unlikely(used == 0) && (page->in_full || page->prev || page->next)) free_local_emptied(page);
 }
 
 /* Push onto the page's thread_free list; notify the owner when the page is
