@@ -8,6 +8,7 @@ docs/benchmarks.md plus an SVG chart (gnuplot).
   run.py --config BUILD/bench/bench-config.json --out docs/benchmarks.md \
          --chart docs/benchmarks.svg --work BUILD/bench/results     # full suite
   run.py --smoke --config ... --work DIR                           # < 60 s
+  run.py --embed-analysis docs/benchmarks.md     # re-embed an edited analysis.md
 
 Method (see docs/benchmarks.md): instructions retired under callgrind for
 single-threaded kernels and whole programs (deterministic; each kernel's
@@ -1034,9 +1035,8 @@ def write_document(r, out, chart, m):
                "inlines most of its fast paths into `mi_malloc`/`mi_free`, so compare totals "
                "per op, not names.\n")
     doc.append(m["profiles"] + "\n")
-    with open(os.path.join(HERE, "analysis.md")) as f:
-        doc.append(f.read())
-    doc.append("## Correctness findings\n")
+    doc.append(read_analysis())
+    doc.append(CORRECTNESS_HEADING)
     if r.defects:
         doc.append(md_table(["kernel", "arm", "defects"],
                             [[k, a, fmt_int(c)] for (k, a), c in sorted(r.defects.items())]) + "\n")
@@ -1051,6 +1051,32 @@ def write_document(r, out, chart, m):
     with open(out, "w") as f:
         f.write("\n".join(doc))
     return perop_ratios, prog_ratios, targets
+
+
+CORRECTNESS_HEADING = "## Correctness findings\n"
+
+
+def read_analysis():
+    with open(os.path.join(HERE, "analysis.md")) as f:
+        return f.read()
+
+
+def embed_analysis(doc_path):
+    """Replace the copy of analysis.md embedded in a report written by this
+    runner (it sits between the profiles and the correctness findings) with
+    the file as it is now, leaving every measurement alone."""
+    analysis = read_analysis()
+    with open(doc_path) as f:
+        doc = f.read()
+    first_line = analysis.split("\n", 1)[0]
+    start, end = doc.find(first_line + "\n"), doc.find("\n" + CORRECTNESS_HEADING)
+    if start < 0 or end < start:
+        print("run.py: %s has no embedded analysis starting with %r" % (doc_path, first_line),
+              file=sys.stderr)
+        return 1
+    with open(doc_path, "w") as f:
+        f.write(doc[:start] + analysis + doc[end:])
+    return 0
 
 
 def chart_data(m, perop_ratios, prog_ratios):
@@ -1127,8 +1153,8 @@ def run_only(r, m, sections, pairs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--config", required=True, help="BUILD/bench/bench-config.json")
-    ap.add_argument("--work", required=True, help="directory for profiles and scratch files")
+    ap.add_argument("--config", help="BUILD/bench/bench-config.json (required to measure)")
+    ap.add_argument("--work", help="directory for profiles and scratch files (required to measure)")
     ap.add_argument("--out", help="Markdown report (default: WORK/benchmarks.md)")
     ap.add_argument("--chart", help="SVG chart (default: WORK/benchmarks.svg)")
     ap.add_argument("--smoke", action="store_true", help="tiny inputs: the harness end to end")
@@ -1145,7 +1171,14 @@ def main():
                     help="with --only perop: per-function profiles of the worst rows")
     ap.add_argument("--peers", default=PEERS_DIR,
                     help="folder of prebuilt mimalloc releases (default ../shared/peers)")
+    ap.add_argument("--embed-analysis", metavar="DOC",
+                    help="only replace the copy of bench/analysis.md embedded in the report DOC "
+                    "with the file as it is now; no measurement runs")
     args = ap.parse_args()
+    if args.embed_analysis:
+        return embed_analysis(args.embed_analysis)
+    if not args.config or not args.work:
+        ap.error("--config and --work are required")
     with open(args.config) as f:
         cfg = json.load(f)
     r = Runner(args, cfg)
