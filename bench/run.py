@@ -697,7 +697,6 @@ def write_chart(path, work, data):
     RSS curves and multi-copy flatness."""
     if not shutil.which("gnuplot"):
         raise Failure("gnuplot not installed (scripts/bench-deps.txt)")
-    series = CHART_SERIES
     lines = ['set terminal svg size 1500,960 dynamic noenhanced font "sans,10" background "white"',
              'set output "%s"' % path,
              "set multiplot layout 2,3 title \"nsalloc vs peers (%s)\"" % data["title"],
@@ -707,20 +706,28 @@ def write_chart(path, work, data):
              "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2"]
 
     def histogram(name, title, ylabel, rows, log=True):
-        lines.append("$%s << EOD" % name)
-        lines.append("x " + " ".join(series))
-        for label, values in rows:
-            lines.append('"%s" ' % label + " ".join(
-                "%.4f" % values[s] if values.get(s) else "NaN" for s in series))
-        lines.append("EOD")
+        # Only the arms measured here: an all-NaN column (the prebuilt peers
+        # absent, on any user's machine) stops gnuplot with "No valid points".
+        present = [s for s in CHART_SERIES if any(values.get(s) for _, values in rows)]
         lines.append("set title \"%s\"" % title)
         lines.append("set ylabel \"%s\"" % ylabel)
         lines.append("set logscale y" if log else "unset logscale y")
         lines.append("set yrange [*:*]")
+        if not present:
+            lines.append("set label 9 \"no data in this run\" at graph 0.5, 0.5 center")
+            lines.append("plot [0:1] [0:1] 2 notitle")
+            lines.append("unset label 9")
+            return
+        lines.append("$%s << EOD" % name)
+        lines.append("x " + " ".join(present))
+        for label, values in rows:
+            lines.append('"%s" ' % label + " ".join(
+                "%.4f" % values[s] if values.get(s) else "NaN" for s in present))
+        lines.append("EOD")
         plot = ", ".join("$%s using %d%s title columnhead(%d)" % (name, i + 2,
                                                                   ":xtic(1)" if i == 0 else "",
                                                                   i + 2)
-                         for i in range(len(series)))
+                         for i in range(len(present)))
         lines.append("plot " + plot)
 
     histogram("perop", "Per-operation scan: instructions / op vs best mimalloc (lower is better)",
