@@ -1,9 +1,10 @@
-# cmake -DCORE_DIR=... -DHEADER=... -DOUT_DIR=... -P Amalgamate.cmake
+# cmake -DCORE_DIR=... -DINCLUDE_DIR=... -DOUT_DIR=... -P Amalgamate.cmake
 # Turns core/nsalloc.c into one self-contained nsalloc.c: each `#include "x"`
 # of a core file is replaced by that file (internal.h with prim/prim.h
 # inlined); other preprocessor lines (the feature macros, the platform choice,
 # the include of a platform file not written yet) are kept as they are. The
-# public header is copied beside it.
+# public headers (INCLUDE_DIR: nsalloc.h, nsalloc_uv.h) are copied beside it,
+# so one -I (the output directory) serves a build from the amalgamation.
 file(MAKE_DIRECTORY ${OUT_DIR})
 file(STRINGS ${CORE_DIR}/nsalloc.c unity_lines)
 set(out "/* nsalloc amalgamation: generated from core/ - do not edit. */\n")
@@ -25,4 +26,8 @@ foreach(line IN LISTS unity_lines)
   endif()
 endforeach()
 file(WRITE ${OUT_DIR}/nsalloc.c "${out}")
-configure_file(${HEADER} ${OUT_DIR}/nsalloc.h COPYONLY)
+file(GLOB public_headers ${INCLUDE_DIR}/*.h)
+foreach(header IN LISTS public_headers)
+  get_filename_component(name ${header} NAME)
+  configure_file(${header} ${OUT_DIR}/${name} COPYONLY)
+endforeach()

@@ -14,6 +14,14 @@ if(NOT DEFINED NSALLOC_CORE_SOURCE)
   set(NSALLOC_INCLUDE_DIR ${CMAKE_CURRENT_LIST_DIR}/../sdk/include)
 endif()
 
+# The core is C: a C++-only project (project(x CXX)) would otherwise leave the
+# copy's nsalloc.c uncompiled and fail to link. (enable_language must run at
+# file scope, which is where find_package includes this file.)
+get_property(nsalloc_enabled_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+if(NOT "C" IN_LIST nsalloc_enabled_languages)
+  enable_language(C)
+endif()
+
 # Compile options and definitions selecting a TLS model (used by every target
 # that compiles the core, private copies and the libraries alike).
 function(nsalloc_tls_flags out_options out_definitions model)
@@ -53,6 +61,7 @@ function(nsalloc_add_private_copy target)
   endif()
   nsalloc_tls_flags(tls_options tls_definitions "${ARG_TLS_MODEL}")
   target_sources(${target} PRIVATE ${NSALLOC_CORE_SOURCE})
+  target_compile_features(${target} PRIVATE c_std_11)
   target_include_directories(${target} PRIVATE ${NSALLOC_INCLUDE_DIR})
   # The TLS flags apply to the whole target: they only change how its TLS
   # variables are reached, and one model per module is what the loader sees.

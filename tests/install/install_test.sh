@@ -1,18 +1,57 @@
 #!/bin/sh
-# Installs the build into a scratch prefix, then builds and runs a consumer
-# project with find_package(nsalloc) and a program compiled via pkg-config.
-# Usage: install_test.sh BUILD_DIR SOURCE_DIR
+# Installs nsalloc two ways and builds every documented consumer route
+# against each install tree:
+#   - this build into a local prefix (lib/, as CMake's default prefix has);
+#   - a fresh configure with the distribution prefix /usr (multiarch libdir,
+#     e.g. lib/x86_64-linux-gnu), staged with DESTDIR.
+# The routes: find_package + nsalloc_add_private_copy (C, libuv through
+# nsalloc_uv.h, a C++-only project), the shared library via pkg-config, and
+# the installed amalgamation found with pkg-config --variable=amalgamation.
+# Usage: install_test.sh BUILD_DIR TESTS_INSTALL_DIR PROJECT_SOURCE_DIR
 set -eu
-build=$1 source=$2
+build=$1 source=$2 project=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cmake --install "$build" --prefix "$work/prefix" > /dev/null
-cmake -S "$source/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
-cmake --build "$work/consumer" > /dev/null
-"$work/consumer/consumer_private"
-LD_LIBRARY_PATH="$work/prefix/lib" "$work/consumer/consumer_shared"
-export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
-# shellcheck disable=SC2046
-cc -o "$work/pc" "$source/consumer/consumer.c" -DEXPECTED_PREFIX='"nsalloc_"' \
-  $(pkg-config --cflags --libs nsalloc)
-LD_LIBRARY_PATH="$work/prefix/lib" "$work/pc"
+
+# check_tree ROOT: ROOT is the install prefix as it is on disk now.
+check_tree() {
+  root=$1 out=$work/consumers-$(basename "$1")
+  pcdir=$(dirname "$(find "$root" -name nsalloc.pc)")
+  libdir=$(dirname "$pcdir")
+  echo "== $root (libdir ${libdir#"$root"/})"
+  cmake -S "$source/consumer" -B "$out/c" -DCMAKE_PREFIX_PATH="$root" > /dev/null
+  cmake --build "$out/c" > /dev/null
+  "$out/c/consumer_private"
+  "$out/c/consumer_uv"
+  LD_LIBRARY_PATH="$libdir" "$out/c/consumer_shared"
+  cmake -S "$source/consumer_cxx" -B "$out/cxx" -DCMAKE_PREFIX_PATH="$root" > /dev/null
+  cmake --build "$out/cxx" > /dev/null
+  "$out/cxx/consumer_cxx" "$out/cxx/libcxxplug.so"
+  export PKG_CONFIG_PATH="$pcdir"
+  # shellcheck disable=SC2046
+  cc -o "$out/pc" "$source/consumer/consumer.c" -DEXPECTED_PREFIX='"nsalloc_"' \
+    $(pkg-config --cflags --libs nsalloc)
+  LD_LIBRARY_PATH="$libdir" "$out/pc"
+  amalgamation=$(pkg-config --variable=amalgamation nsalloc)
+  # shellcheck disable=SC2046
+  cc -o "$out/amalg" -DNSALLOC_PREFIX=amalg_ -DEXPECTED_PREFIX='"amalg_"' \
+    -I"$(dirname "$amalgamation")" "$amalgamation" "$source/consumer/consumer.c" -pthread
+  "$out/amalg"
+  # shellcheck disable=SC2046
+  cc -o "$out/amalg_uv" -DNSALLOC_PREFIX=amalg_uv_ -I"$(dirname "$amalgamation")" \
+    "$amalgamation" "$source/consumer/uv_consumer.c" -pthread $(pkg-config --cflags --libs libuv)
+  "$out/amalg_uv"
+  unset PKG_CONFIG_PATH
+}
+
+cmake --install "$build" --prefix "$work/local" > /dev/null
+check_tree "$work/local"
+
+# The /usr layout needs its own configure (GNUInstallDirs picks the libdir
+# from the prefix); the core's targets are all it installs in this subset.
+cmake -S "$project" -B "$work/build-usr" -DCMAKE_INSTALL_PREFIX=/usr -DNSALLOC_CROSS_SUBSET=ON \
+  -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build "$work/build-usr" -j 2 --target nsalloc_static nsalloc_shared nsalloc_override \
+  nsalloc_amalgamation > /dev/null
+DESTDIR="$work/root" cmake --install "$work/build-usr" > /dev/null
+check_tree "$work/root/usr"
