@@ -25,6 +25,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,7 +33,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "tools"))
 from embed_flags import embed_flags  # noqa: E402
 
-NAME, VERSION = "nsalloc", "0.1.0"
+NAME, VERSION, LICENSE = "nsalloc", "0.1.0", "MIT"
 SOURCES = [os.path.join(HERE, "src", name) for name in ("module.c", "pyalloc.c")]
 CORE = os.path.join(ROOT, "core", "nsalloc.c")
 INCLUDES = [os.path.join(ROOT, "sdk", "include"), os.path.join(ROOT, "core"),
@@ -71,8 +72,14 @@ def build_module(directory):
 
 
 def build_launcher(directory):
+    """The launcher, or None (with a note) when this interpreter has no static
+    libpython: a wheel's launcher carries no rpath into the build-time prefix."""
     output = os.path.join(directory, "nsalloc-python")
-    link = embed_flags()
+    link = embed_flags(self_contained=True)
+    if link is None:
+        print("nsalloc build_backend: no static libpython for this interpreter: the wheel ships "
+              "the module without the nsalloc-python launcher", file=sys.stderr)
+        return None
     pie = ["-fno-pie"] if "-no-pie" in link else []
     subprocess.check_call([*compiler(), *pie, *copy_flags("nsalloc_pyl_", initial_exec=True),
                            os.path.join(HERE, "src", "launcher.c"), *SOURCES, CORE, "-o", output,
@@ -89,23 +96,37 @@ def wheel_tag():
 def metadata():
     return (f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {VERSION}\n"
             "Summary: nsalloc, a private allocator copy, as CPython's memory allocator\n"
+            f"License: {LICENSE}\nClassifier: License :: OSI Approved :: MIT License\n"
             "Requires-Python: >=3.9\n")
 
 
+def member_time():
+    """Every member's timestamp: SOURCE_DATE_EPOCH when set (reproducible
+    builds), else a fixed date; zip cannot store times before 1980."""
+    epoch = int(os.environ.get("SOURCE_DATE_EPOCH", "1577836800"))  # 2020-01-01
+    return max(time.gmtime(epoch)[:6], (1980, 1, 1, 0, 0, 0))
+
+
 def write_wheel(path, files):
-    """files: [(name in the wheel, bytes, executable)]; adds RECORD."""
+    """files: [(name in the wheel, bytes, executable)]; adds RECORD. The same
+    files give the same wheel, byte for byte."""
     record_name = f"{NAME}-{VERSION}.dist-info/RECORD"
     records = []
+    date_time = member_time()
+
+    def add(wheel, name, data, executable=False):
+        info = zipfile.ZipInfo(name, date_time=date_time)
+        info.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        wheel.writestr(info, data)
+
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
         for name, data, executable in files:
-            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
-            info.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            wheel.writestr(info, data)
+            add(wheel, name, data, executable)
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
             records.append(f"{name},sha256={digest.decode()},{len(data)}")
         records.append(f"{record_name},,")
-        wheel.writestr(record_name, "\n".join(records) + "\n")
+        add(wheel, record_name, ("\n".join(records) + "\n").encode())
 
 
 # ---- PEP 517 hooks -----------------------------------------------------------
@@ -119,9 +140,11 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         module, launcher = build_module(build), build_launcher(build)
         read = lambda path: open(path, "rb").read()
         info = f"{NAME}-{VERSION}.dist-info"
-        files = [(os.path.basename(module), read(module), False),
-                 (f"{NAME}-{VERSION}.data/scripts/nsalloc-python", read(launcher), True),
-                 (f"{info}/METADATA", metadata().encode(), False),
+        files = [(os.path.basename(module), read(module), False)]
+        if launcher:
+            files.append((f"{NAME}-{VERSION}.data/scripts/nsalloc-python", read(launcher), True))
+        files += [(f"{info}/METADATA", metadata().encode(), False),
+                 (f"{info}/LICENSE", read(os.path.join(ROOT, "LICENSE")), False),
                  (f"{info}/WHEEL", (f"Wheel-Version: 1.0\nGenerator: {NAME} build_backend\n"
                                     f"Root-Is-Purelib: false\nTag: {tag}\n").encode(), False),
                  (f"{info}/top_level.txt", f"{NAME}\n".encode(), False)]

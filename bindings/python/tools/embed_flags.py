@@ -9,7 +9,8 @@ position-dependent libpython: linking the shared libpython instead costs
 every call into the interpreter a PLT/GOT indirection and PIC code, which
 measured 22-29% more instructions (docs/python.md). A python3 on a shared
 libpython (pyenv, --enable-shared) gets that libpython, found through an
-rpath as the interpreter finds it.
+rpath as the interpreter finds it - except for the launcher of a wheel
+(build_backend.py), which must not point into the build machine's prefix.
 """
 import os
 import shlex
@@ -32,14 +33,23 @@ def links_libpython_statically():
         return not any("/libpython" in line for line in maps)
 
 
-def embed_flags():
+def embed_flags(self_contained=False):
+    """The link arguments; with self_contained (a launcher shipped in a
+    wheel, run wherever the wheel is installed), the static libpython even
+    when the interpreter uses the shared one, since an rpath into this
+    interpreter's prefix would point nowhere on another machine: None when
+    there is no static libpython to link."""
     version = sysconfig.get_config_var("LDVERSION") or sysconfig.get_config_var("VERSION")
     libdir = sysconfig.get_config_var("LIBDIR")
     static_library = os.path.join(sysconfig.get_config_var("LIBPL") or "",
                                   sysconfig.get_config_var("LIBRARY") or "")
     common = config("MODLIBS") + config("LIBS") + config("SYSLIBS") + config("LINKFORSHARED")
-    if links_libpython_statically() and os.path.isfile(static_library):
+    if self_contained:  # pyenv puts its own rpath into LIBS too
+        common = [f for f in common if not f.startswith(("-Wl,-rpath", "-Wl,-R"))]
+    if (self_contained or links_libpython_statically()) and os.path.isfile(static_library):
         return ["-no-pie", static_library] + common
+    if self_contained:
+        return None
     return ["-L" + libdir, "-lpython" + version, "-Wl,-rpath," + libdir] + common
 
 
