@@ -46,6 +46,11 @@ check_tree() {
 
 cmake --install "$build" --prefix "$work/local" > /dev/null
 check_tree "$work/local"
+# The full build installs the Lua module and host too.
+out=$(LUA_CPATH="$work/local/lib/lua/5.4/?.so" lua5.4 -l nsalloc -e 'print(nsalloc.stats().copy)')
+[ "$out" = "nslmod_" ] || { echo "installed Lua module: '$out'"; exit 1; }
+out=$("$work/local/bin/nsalloc-lua" -e 'print(_VERSION)')
+[ "$out" = "Lua 5.4" ] || { echo "installed nsalloc-lua: '$out'"; exit 1; }
 
 # The /usr layout needs its own configure (GNUInstallDirs picks the libdir
 # from the prefix); the core's targets are all it installs in this subset.
