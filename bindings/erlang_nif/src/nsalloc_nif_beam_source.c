@@ -47,9 +47,15 @@ static void beam_free(void *ctx, void *segment, size_t size) {
 }
 
 static const nsalloc_os_source_t beam_source = {.alloc = beam_alloc, .free = beam_free};
+static bool installed; /* written once, under the glue's lock, before the copy allocates */
 
-const nsalloc_os_source_t *nsalloc_nif_beam_source(void) {
-  return &beam_source;
+int nsalloc_nif_beam_source_install(void) {
+  int error = nsalloc_set_os_source(&beam_source);
+  if (!error) installed = true;
+  return error;
+}
+bool nsalloc_nif_beam_source_installed(void) {
+  return installed;
 }
 size_t nsalloc_nif_beam_bytes(void) {
   return atomic_load(&drawn.bytes);

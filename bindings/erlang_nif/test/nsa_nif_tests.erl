@@ -220,22 +220,32 @@ on_scheduler(Id, Fun) ->
 load_options_test_() ->
     {timeout, 30, fun load_options/0}.
 
-%% Bad options and the line the failed load prints on stderr: ERTS's own
+%% Bad load_info and the line the failed load prints on stderr: ERTS's own
 %% error ("Library load-call unsuccessful (1).") cannot carry a reason.
-bad_options() ->
-    [{#{sourse => beam}, "sourse => beam: unknown key (known: source, segment_cache, "
-                         "foreign_policy, notify)"},
-     {#{source => heap}, "source => heap: expected mmap or beam"},
-     {#{segment_cache => -1}, "segment_cache => -1: expected an integer >= 0"},
-     {#{foreign_policy => forward}, "foreign_policy => forward: expected abort or report"},
-     {#{notify => not_a_pid}, "notify => not_a_pid: expected a local pid"},
-     {not_a_map, "nsalloc => not_a_map: expected a map"}].
+%% segment_cache above the core's limit (1024) once passed the glue's check
+%% and failed the load without a word.
+bad_load_infos() ->
+    Known = "unknown key (known: source, segment_cache, foreign_policy, notify)",
+    Range = ": expected an integer in 0..1024",
+    [{#{nsalloc => #{sourse => beam}}, "sourse => beam: " ++ Known},
+     {#{nsalloc => #{source => heap}}, "source => heap: expected mmap or beam"},
+     {#{nsalloc => #{segment_cache => -1}}, "segment_cache => -1" ++ Range},
+     {#{nsalloc => #{segment_cache => 1025}}, "segment_cache => 1025" ++ Range},
+     {#{nsalloc => #{segment_cache => 1 bsl 70}},
+      "segment_cache => 1180591620717411303424" ++ Range},
+     {#{nsalloc => #{foreign_policy => forward}},
+      "foreign_policy => forward: expected abort or report"},
+     {#{nsalloc => #{notify => not_a_pid}}, "notify => not_a_pid: expected a local pid"},
+     {#{nsalloc => not_a_map}, "nsalloc => not_a_map: expected a map"},
+     %% A proplist load_info is read like a map (it was once ignored).
+     {[{other, 1}, {nsalloc, #{segment_cache => 2000}}], "segment_cache => 2000" ++ Range},
+     {[nsalloc], "nsalloc => true: expected a map"}].
 
-%% Run by a child VM: tries every bad option (each fails the load).
+%% Run by a child VM: tries every bad load_info (each fails the load).
 load_bad_options() ->
     {module, nsa_t7} = code:ensure_loaded(nsa_t7),
-    [{error, {load, _}} = nsa_t7:init(filename:join(priv_dir(), "nsa_t7"), #{nsalloc => Bad})
-     || {Bad, _} <- bad_options()],
+    [{error, {load, _}} = nsa_t7:init(filename:join(priv_dir(), "nsa_t7"), Bad)
+     || {Bad, _} <- bad_load_infos()],
     io:format("all loads failed~n").
 
 load_options() ->
@@ -250,7 +260,7 @@ load_options() ->
     ?assertNotEqual(nomatch, string:find(Output, "all loads failed")),
     [?assertNotEqual(nomatch, string:find(Output, "nsalloc_nif[nif_a_]: bad load_info option " ++
                                                       Line))
-     || {_, Line} <- bad_options()],
+     || {_, Line} <- bad_load_infos()],
     {module, nsa_t7} = code:ensure_loaded(nsa_t7),
     Path = filename:join(priv_dir(), "nsa_t7"),
     ok = nsa_t7:init(Path, #{nsalloc => #{source => beam, segment_cache => 2,
@@ -258,7 +268,11 @@ load_options() ->
                              other_key => ignored}),
     #{hold := Hold} = Api = nsa_t7:api(),
     _ = Hold(10, 100, normal),
-    ?assertMatch(#{source := beam, prefix := <<"nif_a_">>, in_use_blocks := 11}, stats(Api)).
+    ?assertMatch(#{source := beam, prefix := <<"nif_a_">>, in_use_blocks := 11}, stats(Api)),
+    %% The same options as a proplist, and the largest cache the core takes.
+    #{stats := Stats8} = load(nsa_t8, [{other_key, ignored},
+                                       {nsalloc, #{source => beam, segment_cache => 1024}}]),
+    ?assertMatch(#{source := beam, prefix := <<"nif_e_">>}, Stats8()).
 
 %% ---- helpers -------------------------------------------------------------------
 
