@@ -46,11 +46,14 @@ const char *pyalloc_plan(unsigned *domains, bool route_foreign);
  * initialisation. Returns NULL, or why nothing was installed (pyalloc_plan). */
 const char *pyalloc_install(unsigned domains, bool route_foreign);
 
-/* Are CPython's debug hooks (PYTHONMALLOC=debug, -X dev...) the allocator on
- * top of every domain? A late install must not go under them: they hand out
- * block + 2 words, and pymalloc beneath them allocates its large blocks from
- * RAW, so a block of the copy would come back to it as an interior pointer. */
-bool pyalloc_debug_hooks_on_top(void);
+/* Are CPython's debug hooks (PYTHONMALLOC=debug, -X dev...) on top of every
+ * domain, or right beneath tracemalloc when it traces (tracemalloc started
+ * after initialisation wraps them)? A late install must not wrap them: the
+ * copy would serve new blocks itself, so the hooks would check none of them
+ * (no overflow report), and those they still serve are block + 2 words of
+ * pymalloc, whose large blocks come from RAW, i.e. from the copy: freed
+ * through the copy, such a block is an interior pointer of its own. */
+bool pyalloc_debug_hooks_in_chain(bool tracemalloc_tracing);
 
 /* The PYALLOC_DOMAIN_BIT mask of domains installed whose new blocks still
  * come from the copy (with the GIL held, after initialisation). */
