@@ -68,6 +68,7 @@ PYALLOC_INTERNAL bool pyalloc_debug_hooks_in_chain(bool tracemalloc_tracing);
  * come from the copy (with the GIL held, after initialisation). */
 PYALLOC_INTERNAL unsigned pyalloc_serving(void);
 
-PYALLOC_INTERNAL void pyalloc_domain_stats(PyMemAllocatorDomain domain, pyalloc_domain_stats_t *out);
+PYALLOC_INTERNAL void pyalloc_domain_stats(PyMemAllocatorDomain domain,
+                                           pyalloc_domain_stats_t *out);
 
 #endif /* NSALLOC_PYALLOC_H */
