@@ -276,8 +276,15 @@ bad_load_infos() ->
 %% Run by a child VM: tries every bad load_info (each fails the load).
 load_bad_options() ->
     {module, nsa_t7} = code:ensure_loaded(nsa_t7),
-    [{error, {load, _}} = nsa_t7:init(filename:join(priv_dir(), "nsa_t7"), Bad)
-     || {Bad, _} <- bad_load_infos()],
+    Path = filename:join(priv_dir(), "nsa_t7"),
+    [{error, {load, _}} = nsa_t7:init(Path, Bad) || {Bad, _} <- bad_load_infos()],
+    %% A second instance of the module loads the same file (the same copy,
+    %% running on mmap) and asks for beam: the upgrade fails, and says why.
+    ok = nsa_t7:init(Path, #{}),
+    Beam = code:which(nsa_t7),
+    {ok, Binary} = file:read_file(Beam),
+    {module, nsa_t7} = code:load_binary(nsa_t7, Beam, Binary),
+    {error, {upgrade, _}} = nsa_t7:init(Path, #{nsalloc => #{source => beam}}),
     io:format("all loads failed~n").
 
 load_options() ->
@@ -293,6 +300,8 @@ load_options() ->
     [?assertNotEqual(nomatch, string:find(Output, "nsalloc_nif[nif_a_]: bad load_info option " ++
                                                       Line))
      || {_, Line} <- bad_load_infos()],
+    ?assertNotEqual(nomatch, string:find(Output, "nsalloc_nif[nif_a_]: source => beam: this library "
+                                                 "file's copy already runs with source => mmap")),
     {module, nsa_t7} = code:ensure_loaded(nsa_t7),
     Path = filename:join(priv_dir(), "nsa_t7"),
     ok = nsa_t7:init(Path, #{nsalloc => #{source => beam, segment_cache => 2,
