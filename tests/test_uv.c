@@ -6,8 +6,10 @@
  * the passwd, interface and CPU queries; work items on the thread pool; a TCP
  * echo on loopback. Each test checks that the copy got back every byte libuv
  * took from it, and that every foreign pointer (realpath's buffer, freed by
- * libuv with the copy's free) went to the C library. Negative control: with
- * the copy's default policy (abort), realpath's buffer kills the process.
+ * libuv with the copy's free) went to the C library, exactly one per
+ * successful realpath and none for scandir, homedir and getenv. Negative
+ * controls: with the copy's default policy (abort), realpath's buffer kills
+ * the process; with the report policy, the exact check fails.
  */
 #include <uv.h>
 
@@ -327,6 +329,88 @@ static void test_tcp_echo(void) {
   end();
 }
 
+/* ---- C library buffers: each one forwarded, nothing else ------------------------------ */
+/* One libuv call each, inline, on a loop of its own. A successful realpath
+ * hands libuv glibc's malloc'd result, which uv_fs_req_cleanup frees with the
+ * copy's free: exactly one foreign pointer, forwarded to the C library. The
+ * others copy into libuv's own blocks or the caller's buffer: none. */
+static void call_realpath(uv_loop_t *loop) {
+  uv_fs_t request;
+  CHECK_EQ(uv_fs_realpath(loop, &request, "/tmp/.", NULL), 0);
+  CHECK_EQ(strcmp(request.ptr, "/tmp"), 0);
+  uv_fs_req_cleanup(&request);
+}
+
+static void call_scandir(uv_loop_t *loop) {
+  uv_fs_t request;
+  CHECK(uv_fs_scandir(loop, &request, "/", 0, NULL) > 0);
+  uv_dirent_t entry;
+  while (uv_fs_scandir_next(&request, &entry) != UV_EOF)
+    continue;
+  uv_fs_req_cleanup(&request);
+}
+
+static void call_homedir(uv_loop_t *loop) {
+  (void)loop;
+  char home[1024];
+  size_t size = sizeof home;
+  CHECK_EQ(uv_os_homedir(home, &size), 0);
+  CHECK(size > 0 && home[0] == '/');
+}
+
+static void call_getenv(uv_loop_t *loop) {
+  (void)loop;
+  char value[64];
+  size_t size = sizeof value;
+  CHECK_EQ(uv_os_setenv("NSALLOC_UV_TEST", "forwarded"), 0);
+  CHECK_EQ(uv_os_getenv("NSALLOC_UV_TEST", value, &size), 0);
+  CHECK_EQ(strcmp(value, "forwarded"), 0);
+}
+
+/* How many foreign pointers `call` made the copy forward; end() checks that
+ * every foreign pointer was forwarded and none was invalid. */
+static uint64_t forwarded_by(void (*call)(uv_loop_t *)) {
+  uv_loop_t *loop = loop_new();
+  begin();
+  call(loop);
+  uint64_t forwarded = end();
+  loop_run_and_delete(loop);
+  return forwarded;
+}
+
+static void check_each_c_library_buffer_forwarded(void *unused) {
+  (void)unused;
+  for (int i = 0; i < 3; i++) {
+    CHECK_EQ(forwarded_by(call_realpath), 1);
+    CHECK_EQ(forwarded_by(call_scandir), 0);
+    CHECK_EQ(forwarded_by(call_homedir), 0);
+    CHECK_EQ(forwarded_by(call_getenv), 0);
+  }
+}
+
+static void test_c_library_buffers_forwarded(void) {
+  CHECK_EQ(nsalloc_uv_install(), 0);
+  check_each_c_library_buffer_forwarded(NULL);
+}
+
+/* Negative control: the same check with the copy told to report foreign
+ * pointers instead of forwarding them (realpath's buffer is then counted,
+ * printed and left alone) must fail, in a child. */
+static void check_under_report_policy(void *unused) {
+  CHECK_EQ(nsalloc_uv_install(), 0);
+  CHECK_EQ(nsalloc_set_foreign_policy(NSALLOC_POLICY_REPORT, NULL), 0);
+  check_each_c_library_buffer_forwarded(unused);
+  _exit(test_failures ? 3 : 0);
+}
+
+static void test_negative_control_unforwarded_buffer_is_caught(void) {
+  char output[8192];
+  int status = test_in_child(check_under_report_policy, NULL, output, sizeof output);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+  CHECK(strstr(output, "pointer not owned by this copy (foreign)") != NULL);
+  CHECK(strstr(output, "CHECK_EQ failed: now.forwarded - baseline.forwarded") != NULL);
+}
+
 /* ---- negative control ---------------------------------------------------------------- */
 static void realpath_without_forwarding(void *unused) {
   (void)unused;
@@ -352,6 +436,8 @@ int main(int argc, char **argv) {
                                     TEST(test_system_queries),
                                     TEST(test_thread_pool),
                                     TEST(test_tcp_echo),
+                                    TEST(test_c_library_buffers_forwarded),
+                                    TEST(test_negative_control_unforwarded_buffer_is_caught),
                                     TEST(test_negative_control_realpath_aborts_without_forwarding)};
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }

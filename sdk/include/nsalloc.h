@@ -188,12 +188,17 @@ NSALLOC_API void nsalloc_collect(bool force);
  * purge_delay_ms, segment_cache, foreign_policy (abort|report) and huge_pages. */
 typedef enum nsalloc_option_e {
   NSALLOC_OPTION_PURGE_DELAY_MS = 0, /* delay before empty pages are decommitted; -1 never */
-  NSALLOC_OPTION_SEGMENT_CACHE,      /* empty segments kept mapped for reuse (count) */
+  NSALLOC_OPTION_SEGMENT_CACHE,      /* empty segments kept mapped for reuse (count, 0 to
+                                      * NSALLOC_SEGMENT_CACHE_MAX) */
   NSALLOC_OPTION_FOREIGN_POLICY,     /* an nsalloc_policy_t */
   NSALLOC_OPTION_HUGE_PAGES,         /* 1: back huge blocks with transparent huge pages (Linux;
                                       * default 0: a block touched sparsely would hold 2 MiB units) */
   NSALLOC_OPTION_COUNT
 } nsalloc_option_t;
+
+/* The largest segment_cache accepted (a binding validating its own options
+ * names this range). */
+#define NSALLOC_SEGMENT_CACHE_MAX 1024
 
 NSALLOC_API long nsalloc_option_get(nsalloc_option_t option);
 /* Returns 0, or EINVAL for an unknown option or out-of-range value. */

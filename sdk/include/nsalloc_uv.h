@@ -7,8 +7,9 @@
  * the thread-safe default-heap API is what it gets.
  *
  * libuv also frees, with the replaced free, buffers the C library allocated
- * for it: realpath(3)'s result (uv_fs_realpath, then uv_fs_req_cleanup), and
- * possibly more in other versions and platforms. Those are foreign to the
+ * for it: realpath(3)'s result (uv_fs_realpath, then uv_fs_req_cleanup; in
+ * libuv 1.44.2 the only one: scandir's entries it frees with the C library's
+ * free itself), and possibly more in other versions and platforms. Those are foreign to the
  * copy, so nsalloc_uv_install() sets the copy's foreign-pointer policy to
  * forward them to the C library's free and realloc. That policy holds for
  * the whole copy, not only for libuv's calls: a pointer of another

@@ -13,8 +13,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+enum segment_source { SOURCE_MMAP, SOURCE_BEAM };
+
 typedef struct options_s {
-  int source;         /* enum nsalloc_nif_source, or -1: not given */
+  int source;         /* enum segment_source, or -1: not given */
   long segment_cache; /* -1: not given */
   int foreign_policy; /* nsalloc_policy_t, or -1: not given */
   bool has_notify;
@@ -25,21 +27,19 @@ static struct {
   pthread_mutex_t lock; /* serialises load/upgrade/unload (unload may run from a GC) */
   unsigned instances;   /* module instances using this copy */
   bool configured;      /* the segment source is fixed */
-  enum nsalloc_nif_source source;
   bool has_notify;
   ErlNifPid notify;
 } glue = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-enum nsalloc_nif_source nsalloc_nif_active_source(void) {
-  return glue.source;
-}
+static const char *const source_names[] = {[SOURCE_MMAP] = "mmap", [SOURCE_BEAM] = "beam"};
 
 static bool is_atom(ErlNifEnv *env, ERL_NIF_TERM term, const char *name) {
   return enif_is_identical(term, enif_make_atom(env, name));
 }
 
 /* Why a load failed, on stderr: the only channel a NIF has, since ERTS
- * reports a failed load callback as "Library load-call unsuccessful (N)". */
+ * reports a failed load callback as "Library load-call unsuccessful (N)".
+ * Every path that fails a load prints one such line. */
 static void load_failed(const char *format, ...) {
   va_list args;
   va_start(args, format);
@@ -54,14 +54,16 @@ static const char *option_parse(ErlNifEnv *env, ERL_NIF_TERM key, ERL_NIF_TERM v
                                 options_t *out) {
   if (is_atom(env, key, "source")) {
     if (is_atom(env, value, "mmap"))
-      out->source = NSALLOC_NIF_SOURCE_MMAP;
+      out->source = SOURCE_MMAP;
     else if (is_atom(env, value, "beam"))
-      out->source = NSALLOC_NIF_SOURCE_BEAM;
+      out->source = SOURCE_BEAM;
     else
       return "expected mmap or beam";
   } else if (is_atom(env, key, "segment_cache")) {
-    if (!enif_get_long(env, value, &out->segment_cache) || out->segment_cache < 0)
-      return "expected an integer >= 0";
+    /* The core's own range, checked here so that the message can name it. */
+    if (!enif_get_long(env, value, &out->segment_cache) || out->segment_cache < 0 ||
+        out->segment_cache > NSALLOC_SEGMENT_CACHE_MAX)
+      return "expected an integer in 0.." NSALLOC_STRINGIFY(NSALLOC_SEGMENT_CACHE_MAX);
   } else if (is_atom(env, key, "foreign_policy")) {
     if (is_atom(env, value, "abort"))
       out->foreign_policy = NSALLOC_POLICY_ABORT;
@@ -78,14 +80,36 @@ static const char *option_parse(ErlNifEnv *env, ERL_NIF_TERM key, ERL_NIF_TERM v
   return NULL;
 }
 
-/* Reads the map under the key `nsalloc` of load_info; false on anything
- * unexpected (unknown key or bad value), so typos fail the load, and the
- * failure names the key and the value. */
+/* The value of the key `nsalloc` in load_info, a map or a proplist (the
+ * first {nsalloc, Value}, or a bare `nsalloc` meaning true, as
+ * proplists:get_value/2 reads it); false when there is none. */
+static bool nsalloc_entry(ErlNifEnv *env, ERL_NIF_TERM load_info, ERL_NIF_TERM nsalloc,
+                          ERL_NIF_TERM *value) {
+  if (enif_is_map(env, load_info)) return enif_get_map_value(env, load_info, nsalloc, value);
+  ERL_NIF_TERM head, tail = load_info;
+  const ERL_NIF_TERM *pair;
+  int arity;
+  while (enif_get_list_cell(env, tail, &head, &tail)) {
+    if (enif_is_identical(head, nsalloc)) {
+      *value = enif_make_atom(env, "true");
+      return true;
+    }
+    if (enif_get_tuple(env, head, &arity, &pair) && arity == 2 &&
+        enif_is_identical(pair[0], nsalloc)) {
+      *value = pair[1];
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Reads the options map under the key `nsalloc` of load_info; false on
+ * anything unexpected (unknown key or bad value), so typos fail the load, and
+ * the failure names the key and the value. */
 static bool options_parse(ErlNifEnv *env, ERL_NIF_TERM load_info, options_t *out) {
   *out = (options_t){.source = -1, .segment_cache = -1, .foreign_policy = -1};
   ERL_NIF_TERM nsalloc = enif_make_atom(env, "nsalloc"), map, key, value;
-  if (!enif_is_map(env, load_info) || !enif_get_map_value(env, load_info, nsalloc, &map))
-    return true;
+  if (!nsalloc_entry(env, load_info, nsalloc, &map)) return true;
   ErlNifMapIterator entries;
   if (!enif_map_iterator_create(env, map, &entries, ERL_NIF_MAP_ITERATOR_FIRST)) {
     load_failed("bad load_info option %T => %T: expected a map", nsalloc, map);
@@ -101,26 +125,36 @@ static bool options_parse(ErlNifEnv *env, ERL_NIF_TERM load_info, options_t *out
 }
 
 /* Apply options; lock held. The segment source is chosen once per copy (the
- * core takes it only before its first allocation); the rest may change. */
+ * core takes it only before its first allocation); the rest may change. The
+ * values were checked against the core's ranges, so the core refusing one
+ * is a glue bug, still reported. */
 static int configure(const options_t *opt) {
   if (!glue.configured) {
-    enum nsalloc_nif_source source =
-        opt->source < 0 ? NSALLOC_NIF_SOURCE_MMAP : (enum nsalloc_nif_source)opt->source;
-    if (source == NSALLOC_NIF_SOURCE_BEAM && nsalloc_set_os_source(nsalloc_nif_beam_source()))
+    if (opt->source == SOURCE_BEAM && nsalloc_nif_beam_source_install()) {
+      load_failed("source => beam: refused, the copy has allocated already (call nsalloc_nif_load "
+                  "before the library's load code allocates)");
       return 1;
-    glue.source = source;
+    }
     glue.configured = true;
-  } else if (opt->source >= 0 && (enum nsalloc_nif_source)opt->source != glue.source) {
+  }
+  enum segment_source source = nsalloc_nif_beam_source_installed() ? SOURCE_BEAM : SOURCE_MMAP;
+  if (opt->source >= 0 && (enum segment_source)opt->source != source) {
+    load_failed("source => %s: this library file's copy already runs with source => %s (the "
+                "source is chosen by the first load of a file)",
+                source_names[opt->source], source_names[source]);
     return 1;
   }
   /* Under beam, cached empty segments would stay counted in erlang:memory(). */
-  long cache = opt->segment_cache >= 0                  ? opt->segment_cache
-               : glue.source == NSALLOC_NIF_SOURCE_BEAM ? 0
-                                                        : -1;
-  if (cache >= 0 && nsalloc_option_set(NSALLOC_OPTION_SEGMENT_CACHE, cache)) return 1;
-  if (opt->foreign_policy >= 0 &&
-      nsalloc_set_foreign_policy((nsalloc_policy_t)opt->foreign_policy, NULL))
+  long cache = opt->segment_cache >= 0 ? opt->segment_cache : source == SOURCE_BEAM ? 0 : -1;
+  if (cache >= 0 && nsalloc_option_set(NSALLOC_OPTION_SEGMENT_CACHE, cache)) {
+    load_failed("segment_cache => %ld: refused by the copy", cache);
     return 1;
+  }
+  if (opt->foreign_policy >= 0 &&
+      nsalloc_set_foreign_policy((nsalloc_policy_t)opt->foreign_policy, NULL)) {
+    load_failed("foreign_policy => %d: refused by the copy", opt->foreign_policy);
+    return 1;
+  }
   if (opt->has_notify) {
     glue.notify = opt->notify;
     glue.has_notify = true;
@@ -171,7 +205,7 @@ void nsalloc_nif_unload(ErlNifEnv *env) {
     nsalloc_stats_t stats;
     nsalloc_stats(&stats);
     size_t retained =
-        glue.source == NSALLOC_NIF_SOURCE_BEAM ? nsalloc_nif_beam_bytes() : stats.reserved_bytes;
+        nsalloc_nif_beam_source_installed() ? nsalloc_nif_beam_bytes() : stats.reserved_bytes;
     if (retained)
       enif_fprintf(stderr,
                    "nsalloc_nif[%s]: unloaded with %zu live blocks; %zu bytes stay allocated\n",

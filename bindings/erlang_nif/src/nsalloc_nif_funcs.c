@@ -55,8 +55,7 @@ ERL_NIF_TERM nsalloc_nif_stats_map(ErlNifEnv *env, const nsalloc_stats_t *s) {
   keys[NUMBERS] = enif_make_atom(env, "prefix");
   memcpy(enif_make_new_binary(env, length, &values[NUMBERS]), prefix, length);
   keys[NUMBERS + 1] = enif_make_atom(env, "source");
-  values[NUMBERS + 1] =
-      enif_make_atom(env, nsalloc_nif_active_source() == NSALLOC_NIF_SOURCE_BEAM ? "beam" : "mmap");
+  values[NUMBERS + 1] = enif_make_atom(env, nsalloc_nif_beam_source_installed() ? "beam" : "mmap");
   enif_make_map_from_arrays(env, keys, values, NUMBERS + 2, &map);
   return map;
 }

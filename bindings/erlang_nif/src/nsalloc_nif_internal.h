@@ -7,17 +7,16 @@
 
 #include "nsalloc_nif.h"
 
-enum nsalloc_nif_source { NSALLOC_NIF_SOURCE_MMAP, NSALLOC_NIF_SOURCE_BEAM };
+/* The files depend on each other in one direction only:
+ * nsalloc_nif.c -> nsalloc_nif_funcs.c -> nsalloc_nif_beam_source.c. */
 
-/* nsalloc_nif.c */
-NSALLOC_NIF_API enum nsalloc_nif_source nsalloc_nif_active_source(void);
-
-/* nsalloc_nif_beam_source.c: segments drawn from enif_alloc. */
-NSALLOC_NIF_API const nsalloc_os_source_t *nsalloc_nif_beam_source(void);
+/* nsalloc_nif_beam_source.c: segments drawn from enif_alloc. Installing
+ * succeeds only before the copy's first allocation (0, or the core's error);
+ * call it under the glue's lock. */
+NSALLOC_NIF_API int nsalloc_nif_beam_source_install(void);
+NSALLOC_NIF_API bool nsalloc_nif_beam_source_installed(void);
 NSALLOC_NIF_API size_t nsalloc_nif_beam_bytes(void);    /* enif_alloc'd, padding included */
 NSALLOC_NIF_API size_t nsalloc_nif_beam_segments(void); /* segments currently drawn */
-/* Give every segment still drawn back to the VM. Only once the copy has no
- * live block and will never run again (its library is being unloaded). */
 
 /* nsalloc_nif_funcs.c: the copy's statistics (and the glue's) as a map. */
 NSALLOC_NIF_API ERL_NIF_TERM nsalloc_nif_stats_map(ErlNifEnv *env, const nsalloc_stats_t *stats);

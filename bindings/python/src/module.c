@@ -25,18 +25,21 @@ static int domain_from_name(PyObject *name) {
   return -1;
 }
 
-/* tracemalloc puts back the allocators it wrapped when it stops, even when it
- * is no longer on top of the chain: stopped from under the copy, it would
- * hand the copy's blocks to pymalloc. So while it traces, it is stopped
- * (dropping its traces, as tracemalloc.stop() does) and started again on top
- * of the copy. Returns the traceback limit to restart with, 0 when not
- * tracing, -1 on error. */
-static long tracemalloc_stop_if_tracing(PyObject *tracemalloc) {
+/* 1 when tracemalloc traces, 0 when not, -1 on error. */
+static int tracemalloc_tracing(PyObject *tracemalloc) {
   PyObject *tracing = PyObject_CallMethod(tracemalloc, "is_tracing", NULL);
   if (!tracing) return -1;
   int is_tracing = PyObject_IsTrue(tracing);
   Py_DECREF(tracing);
-  if (is_tracing <= 0) return is_tracing;
+  return is_tracing;
+}
+
+/* tracemalloc puts back the allocators it wrapped when it stops, even when it
+ * is no longer on top of the chain: stopped from under the copy, it would
+ * hand the copy's blocks to pymalloc. So while it traces, it is stopped
+ * (dropping its traces, as tracemalloc.stop() does) and started again on top
+ * of the copy. Returns the traceback limit to restart with, -1 on error. */
+static long tracemalloc_stop(PyObject *tracemalloc) {
   PyObject *limit = PyObject_CallMethod(tracemalloc, "get_traceback_limit", NULL);
   long frames = limit ? PyLong_AsLong(limit) : -1;
   Py_XDECREF(limit);
@@ -66,6 +69,32 @@ static bool mask_from_names(PyObject *names, unsigned *mask) {
   return !PyErr_Occurred();
 }
 
+/* Why an install of `*mask` is refused (NULL: it is not), dropping from the
+ * mask the domains already served. Touches no allocator. */
+static const char *refusal(unsigned *mask, bool forward, bool tracing) {
+  const char *error = pyalloc_plan(mask, forward);
+  if (!error && *mask && pyalloc_debug_hooks_in_chain(tracing))
+    error = "CPython's debug hooks are installed (PYTHONMALLOC=debug, -X dev ..., found on top or "
+            "beneath tracemalloc); a late install over them is not supported: run nsalloc-python, "
+            "which keeps them on top of its copy";
+  return error;
+}
+
+/* Install, with tracemalloc stopped around it when it traces. */
+static PyObject *install_around_tracemalloc(PyObject *tracemalloc, bool tracing, unsigned mask,
+                                            bool forward) {
+  long frames = tracing ? tracemalloc_stop(tracemalloc) : 0;
+  if (frames < 0) return NULL;
+  const char *error = pyalloc_install(mask, forward);
+  if (frames > 0) {
+    PyObject *restarted = PyObject_CallMethod(tracemalloc, "start", "l", frames);
+    if (!restarted) return NULL;
+    Py_DECREF(restarted);
+  }
+  if (error) return PyErr_Format(PyExc_RuntimeError, "nsalloc.install: %s", error);
+  Py_RETURN_NONE;
+}
+
 static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs) {
   (void)module;
   static char *keywords[] = {"domains", "forward", NULL};
@@ -75,24 +104,18 @@ static PyObject *install(PyObject *module, PyObject *args, PyObject *kwargs) {
     return NULL;
   unsigned mask = PYALLOC_ALL_DOMAINS;
   if (names && !mask_from_names(names, &mask)) return NULL;
-  /* Everything that can refuse is checked before tracemalloc is touched:
-   * restarting it drops its traces. */
-  const char *error = pyalloc_plan(&mask, forward);
-  if (!error && mask && pyalloc_debug_hooks_on_top())
-    error = "CPython's debug hooks are installed (PYTHONMALLOC=debug, -X dev ...); a late install "
-            "under them is not supported: run nsalloc-python, which keeps them on top of its copy";
-  if (error) return PyErr_Format(PyExc_RuntimeError, "nsalloc.install: %s", error);
-  if (!mask) Py_RETURN_NONE; /* already installed everywhere asked */
   PyObject *tracemalloc = PyImport_ImportModule("_tracemalloc");
   if (!tracemalloc) return NULL;
-  long frames = tracemalloc_stop_if_tracing(tracemalloc);
-  error = frames < 0 ? NULL : pyalloc_install(mask, forward);
-  PyObject *restarted = frames > 0 ? PyObject_CallMethod(tracemalloc, "start", "l", frames) : NULL;
-  Py_XDECREF(restarted);
+  int tracing = tracemalloc_tracing(tracemalloc);
+  /* Everything that can refuse is checked before tracemalloc is touched:
+   * restarting it drops its traces. mask 0: installed everywhere asked. */
+  const char *error = tracing < 0 ? NULL : refusal(&mask, forward, tracing);
+  PyObject *result = tracing < 0 ? NULL
+                     : error     ? PyErr_Format(PyExc_RuntimeError, "nsalloc.install: %s", error)
+                     : mask      ? install_around_tracemalloc(tracemalloc, tracing, mask, forward)
+                                 : Py_NewRef(Py_None);
   Py_DECREF(tracemalloc);
-  if (frames < 0 || (frames > 0 && !restarted)) return NULL;
-  if (error) return PyErr_Format(PyExc_RuntimeError, "nsalloc.install: %s", error);
-  Py_RETURN_NONE;
+  return result;
 }
 
 static PyObject *installed(PyObject *module, PyObject *unused) {

@@ -116,8 +116,9 @@ const char *pyalloc_plan(unsigned *domain_mask, bool route_foreign) {
    * serves it, e.g. a sitecustomize running in every subinterpreter. */
   for (int id = 0; id < PYALLOC_DOMAIN_COUNT; id++)
     if ((mask & installed_domains & PYALLOC_DOMAIN_BIT(id)) && !serves(id))
-      return "a requested domain was installed before and another allocator has replaced the "
-             "copy there; a copy installs into a domain only once";
+      return "a requested domain was installed before and another allocator now serves it (it "
+             "wrapped the copy, e.g. another copy installed after this one, or replaced it); a "
+             "copy installs into a domain only once";
   *domain_mask = mask & ~installed_domains;
   return NULL;
 }
@@ -152,19 +153,44 @@ const char *pyalloc_install(unsigned domain_mask, bool route_foreign) {
  * has its own. No other allocator has that shape (the copy's hooks share
  * one function set across all three domains). Only the spacing of the ctx
  * pointers is checked before they are read. */
-bool pyalloc_debug_hooks_on_top(void) {
+static bool debug_hooks(const PyMemAllocatorEx level[PYALLOC_DOMAIN_COUNT]) {
   typedef struct {
     char api_id;
     PyMemAllocatorEx alloc;
   } debug_api_t;
-  PyMemAllocatorEx raw, mem, obj;
-  PyMem_GetAllocator(PYMEM_DOMAIN_RAW, &raw);
-  PyMem_GetAllocator(PYMEM_DOMAIN_MEM, &mem);
-  PyMem_GetAllocator(PYMEM_DOMAIN_OBJ, &obj);
-  const debug_api_t *apis = raw.ctx;
-  return apis && mem.ctx == apis + 1 && obj.ctx == apis + 2 && mem.malloc == obj.malloc &&
-         raw.malloc != mem.malloc && apis[0].api_id == 'r' && apis[1].api_id == 'm' &&
+  const PyMemAllocatorEx *raw = &level[PYMEM_DOMAIN_RAW], *mem = &level[PYMEM_DOMAIN_MEM],
+                         *obj = &level[PYMEM_DOMAIN_OBJ];
+  const debug_api_t *apis = raw->ctx;
+  return apis && mem->ctx == apis + 1 && obj->ctx == apis + 2 && mem->malloc == obj->malloc &&
+         raw->malloc != mem->malloc && apis[0].api_id == 'r' && apis[1].api_id == 'm' &&
          apis[2].api_id == 'o';
+}
+
+/* tracemalloc (Modules/_tracemalloc.c up to 3.11, Python/tracemalloc.c
+ * since) saves the allocators it wraps in one struct {mem, raw, obj} of
+ * PyMemAllocatorEx and gives each domain's hooks a ctx pointing to that
+ * domain's saved entry; MEM and OBJ share functions, RAW has its own. Only
+ * tracemalloc has ctx pointers one PyMemAllocatorEx apart in that order. */
+static bool tracemalloc_hooks(const PyMemAllocatorEx level[PYALLOC_DOMAIN_COUNT]) {
+  const PyMemAllocatorEx *saved = level[PYMEM_DOMAIN_MEM].ctx;
+  return saved && level[PYMEM_DOMAIN_RAW].ctx == saved + 1 &&
+         level[PYMEM_DOMAIN_OBJ].ctx == saved + 2 &&
+         level[PYMEM_DOMAIN_MEM].malloc == level[PYMEM_DOMAIN_OBJ].malloc &&
+         level[PYMEM_DOMAIN_RAW].malloc != level[PYMEM_DOMAIN_MEM].malloc;
+}
+
+bool pyalloc_debug_hooks_in_chain(bool tracemalloc_tracing) {
+  PyMemAllocatorEx level[PYALLOC_DOMAIN_COUNT];
+  for (int id = 0; id < PYALLOC_DOMAIN_COUNT; id++)
+    PyMem_GetAllocator((PyMemAllocatorDomain)id, &level[id]);
+  if (tracemalloc_tracing && tracemalloc_hooks(level)) {
+    /* Look beneath tracemalloc: the allocators it saved. */
+    const PyMemAllocatorEx *saved = level[PYMEM_DOMAIN_MEM].ctx;
+    level[PYMEM_DOMAIN_MEM] = saved[0];
+    level[PYMEM_DOMAIN_RAW] = saved[1];
+    level[PYMEM_DOMAIN_OBJ] = saved[2];
+  }
+  return debug_hooks(level);
 }
 
 unsigned pyalloc_serving(void) {

@@ -18,6 +18,15 @@
 
 #include "nsalloc.h"
 
+/* The binding's files share these functions and nothing else may see them:
+ * hidden by the source itself, so that a module built without the project's
+ * flags (a plain `cc -shared`) still exports only PyInit_<name>. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PYALLOC_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define PYALLOC_INTERNAL
+#endif
+
 #define PYALLOC_DOMAIN_COUNT       3 /* PYMEM_DOMAIN_RAW, _MEM, _OBJ */
 #define PYALLOC_DOMAIN_BIT(domain) (1u << (domain))
 #define PYALLOC_ALL_DOMAINS        ((1u << PYALLOC_DOMAIN_COUNT) - 1)
@@ -29,13 +38,13 @@ typedef struct pyalloc_domain_stats_s {
 } pyalloc_domain_stats_t;
 
 /* Lower-case domain name ("raw", "mem", "obj"); NULL for an unknown domain. */
-const char *pyalloc_domain_name(PyMemAllocatorDomain domain);
+PYALLOC_INTERNAL const char *pyalloc_domain_name(PyMemAllocatorDomain domain);
 
 /* Validate an install of `*domains` (a PYALLOC_DOMAIN_BIT mask) and drop
  * from it the domains this copy already serves (installing again is a
  * no-op). Touches no allocator. Returns NULL, or why the install would fail
  * (e.g. a domain the copy was installed in and another allocator replaced). */
-const char *pyalloc_plan(unsigned *domains, bool route_foreign);
+PYALLOC_INTERNAL const char *pyalloc_plan(unsigned *domains, bool route_foreign);
 
 /* Install the copy into every domain of `domains` not installed yet,
  * wrapping each domain's current allocator: blocks the copy does not own go
@@ -44,18 +53,22 @@ const char *pyalloc_plan(unsigned *domains, bool route_foreign);
  * says otherwise: a diagnostic, the negative control of the tests); the
  * choice holds for the whole copy. Call with the GIL held, or before
  * initialisation. Returns NULL, or why nothing was installed (pyalloc_plan). */
-const char *pyalloc_install(unsigned domains, bool route_foreign);
+PYALLOC_INTERNAL const char *pyalloc_install(unsigned domains, bool route_foreign);
 
-/* Are CPython's debug hooks (PYTHONMALLOC=debug, -X dev...) the allocator on
- * top of every domain? A late install must not go under them: they hand out
- * block + 2 words, and pymalloc beneath them allocates its large blocks from
- * RAW, so a block of the copy would come back to it as an interior pointer. */
-bool pyalloc_debug_hooks_on_top(void);
+/* Are CPython's debug hooks (PYTHONMALLOC=debug, -X dev...) on top of every
+ * domain, or right beneath tracemalloc when it traces (tracemalloc started
+ * after initialisation wraps them)? A late install must not wrap them: the
+ * copy would serve new blocks itself, so the hooks would check none of them
+ * (no overflow report), and those they still serve are block + 2 words of
+ * pymalloc, whose large blocks come from RAW, i.e. from the copy: freed
+ * through the copy, such a block is an interior pointer of its own. */
+PYALLOC_INTERNAL bool pyalloc_debug_hooks_in_chain(bool tracemalloc_tracing);
 
 /* The PYALLOC_DOMAIN_BIT mask of domains installed whose new blocks still
  * come from the copy (with the GIL held, after initialisation). */
-unsigned pyalloc_serving(void);
+PYALLOC_INTERNAL unsigned pyalloc_serving(void);
 
-void pyalloc_domain_stats(PyMemAllocatorDomain domain, pyalloc_domain_stats_t *out);
+PYALLOC_INTERNAL void pyalloc_domain_stats(PyMemAllocatorDomain domain,
+                                           pyalloc_domain_stats_t *out);
 
 #endif /* NSALLOC_PYALLOC_H */

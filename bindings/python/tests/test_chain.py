@@ -73,6 +73,32 @@ class ChainTest(unittest.TestCase):
         self.assertIn("nsalloc[nsalloc_twin_]", result.stderr)
         self.assertIn("pointer not owned by this copy (foreign)", result.stderr)
 
+    def test_reinstall_under_another_copy_raises(self):
+        # nsalloc_twin wraps nsalloc (it does not replace it: nsalloc still
+        # frees its own blocks), but new blocks come from the twin, so
+        # nsalloc serves no domain any more and installing it again would put
+        # a second set of its hooks on top: refused. The twin's own re-install
+        # is a no-op.
+        out = check_ok(self, run("""
+import nsalloc, nsalloc_twin
+nsalloc.install()
+kept = [str(i) for i in range(10000)]
+nsalloc_twin.install()
+nsalloc_twin.install()
+print(nsalloc.installed(), nsalloc_twin.installed())
+try:
+    nsalloc.install()
+except RuntimeError as error:
+    print(error)
+assert nsalloc.owns(id(kept[-1]))
+del kept
+print(nsalloc.stats()["copy"]["invalid_pointers"], nsalloc_twin.stats()["obj"]["forwarded_frees"] > 0)
+"""))
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "() ('raw', 'mem', 'obj')")
+        self.assertIn("another allocator now serves it (it wrapped the copy", lines[1])
+        self.assertEqual(lines[2], "0 True")
+
     def test_module_copy_on_top_of_the_launcher_copy(self):
         out = check_ok(self, run("""
 import nsalloc, nsalloc_twin

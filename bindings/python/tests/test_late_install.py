@@ -114,8 +114,9 @@ print(nsalloc.installed())
 """))
         self.assertEqual(out.splitlines(), [
             "('mem', 'obj')",
-            "nsalloc.install: a requested domain was installed before and another allocator has "
-            "replaced the copy there; a copy installs into a domain only once",
+            "nsalloc.install: a requested domain was installed before and another allocator now "
+            "serves it (it wrapped the copy, e.g. another copy installed after this one, or "
+            "replaced it); a copy installs into a domain only once",
             "('raw', 'mem', 'obj')"])
 
     def check_unrouted_block_is_caught(self, domain):
