@@ -110,7 +110,7 @@ typedef struct loader_view {
   const elf_segments_t *segments;
   uint64_t dynamic, ndynamic; /* file offset and entry count of PT_DYNAMIC */
   uint64_t value[TAG_COUNT];
-  uint32_t seen; /* bit t: tags[t] is present */
+  uint32_t seen;      /* bit t: tags[t] is present */
   byteview_t strings; /* DT_STRTAB[0..DT_STRSZ) */
 } loader_view_t;
 
@@ -242,9 +242,8 @@ static char *symbol_count(const loader_view_t *view, uint64_t *count) {
   }
   if (has_tag(view, TAG_HASH)) {
     /* 64-bit s390 and Alpha use 8-byte hash entries, everything else 4. */
-    unsigned entry = view->word == 8 && (view->machine == EM_S390 || view->machine == EM_ALPHA)
-                         ? 8
-                         : 4;
+    unsigned entry =
+        view->word == 8 && (view->machine == EM_S390 || view->machine == EM_ALPHA) ? 8 : 4;
     if (!vaddr_to_offset(view, view->value[TAG_HASH], 2 * entry, &at) ||
         !byteview_uint(file, at + entry, entry, count))
       return outside("hash table", TAG_HASH);

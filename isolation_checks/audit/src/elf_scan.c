@@ -120,6 +120,29 @@ static const char *section_headers_problem(Elf *elf, const GElf_Ehdr *ehdr, size
   return NULL;
 }
 
+/* A separate debug file (objcopy --only-keep-debug, /usr/lib/debug): its
+ * headers are the program's, but its code and data sections are NOBITS, so
+ * nothing the program headers point at is in the file. Code is never NOBITS
+ * in a file a process loads. The section headers must have been checked. */
+static bool is_debug_only(Elf *elf) {
+  for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_NOBITS && (shdr.sh_flags & SHF_EXECINSTR))
+      return true;
+  }
+  return false;
+}
+
+bool elf_image_is_debug_only(char *image, size_t size) {
+  if (!elf_image_is_elf(image, size) || elf_version(EV_CURRENT) == EV_NONE) return false;
+  Elf *elf = elf_memory(image, size);
+  GElf_Ehdr ehdr;
+  bool debug_only = elf && gelf_getehdr(elf, &ehdr) && ehdr.e_shoff &&
+                    !section_headers_problem(elf, &ehdr, size) && is_debug_only(elf);
+  elf_end(elf);
+  return debug_only;
+}
+
 /* The program headers, read through libelf into *segments (caller frees
  * items); the table must lie inside the file. */
 static char *read_segments(Elf *elf, const GElf_Ehdr *ehdr, size_t size, elf_segments_t *segments) {
@@ -148,6 +171,9 @@ static char *read_segments(Elf *elf, const GElf_Ehdr *ehdr, size_t size, elf_seg
  * does not: then nothing but them would describe the file. */
 static char *scan_views(artifact_t *artifact, Elf *elf, int elf_class, const GElf_Ehdr *ehdr,
                         char *image, size_t size) {
+  const char *problem = ehdr->e_shoff ? section_headers_problem(elf, ehdr, size) : NULL;
+  if (ehdr->e_shoff && !problem && is_debug_only(elf))
+    return xstrdup("a separate debug file (its code is NOBITS): no process loads it");
   elf_segments_t segments;
   char *error = read_segments(elf, ehdr, size, &segments);
   if (error) return error;
@@ -156,7 +182,6 @@ static char *scan_views(artifact_t *artifact, Elf *elf, int elf_class, const GEl
   error = elf_loader_scan(artifact, &file, elf_class, ehdr, &segments, &dynamic);
   free((void *)segments.items);
   if (error) return error;
-  const char *problem = ehdr->e_shoff ? section_headers_problem(elf, ehdr, size) : NULL;
   if (problem && !dynamic)
     return xasprintf("truncated or corrupt: %s, and there is no dynamic segment (PT_DYNAMIC) to "
                      "read instead",

@@ -1,5 +1,6 @@
 /*
- * elf_scan.h - reading one ELF file (through libelf) into an artifact.
+ * elf_scan.h - reading one ELF file into an artifact (elf_loader.h reads the
+ * loader's view, libelf the header and sections).
  */
 #ifndef AUDIT_ELF_SCAN_H
 #define AUDIT_ELF_SCAN_H
@@ -10,6 +11,10 @@
 
 /* True when the image starts with the ELF magic. */
 bool elf_image_is_elf(const void *image, size_t size);
+
+/* True for a separate debug file (objcopy --only-keep-debug): ELF headers
+ * whose code and data are not in the file. No process loads one. */
+bool elf_image_is_debug_only(char *image, size_t size);
 
 /* Adds the evidence in the ELF file image[0..size) to artifact; an archive's
  * members are scanned into one artifact one after the other. libelf may

@@ -207,7 +207,7 @@ static uint32_t resolve(resolver_t *resolver, artifact_t *artifact, int depth) {
     bool elf = artifact->format == FORMAT_ELF;
     if (!library && elf) library = find_on_disk(resolver, artifact, name);
     if (!library) {
-      artifact->unresolved_needed += elf;
+      if (elf) sample_add(&artifact->unresolved_needed, name);
       continue;
     }
     uint32_t families = resolve(resolver, library, depth + 1);

@@ -14,11 +14,16 @@ static const char *plural(size_t n) {
   return n == 1 ? "" : "s";
 }
 
-static void print_sample(FILE *out, const char *verb, const sample_t *sample) {
-  fprintf(out, "%s %zu symbol%s: ", verb, sample->count, plural(sample->count));
+/* "a, b, c and 4 more" */
+static void print_sample_names(FILE *out, const sample_t *sample) {
   for (size_t k = 0; k < sample->kept; k++)
     fprintf(out, "%s%s", k ? ", " : "", sample->names[k]);
   if (sample->count > sample->kept) fprintf(out, " and %zu more", sample->count - sample->kept);
+}
+
+static void print_sample(FILE *out, const char *verb, const sample_t *sample) {
+  fprintf(out, "%s %zu symbol%s: ", verb, sample->count, plural(sample->count));
+  print_sample_names(out, sample);
 }
 
 static void print_family_evidence(FILE *out, const artifact_t *artifact, family_t family) {
@@ -56,7 +61,7 @@ static void print_nsalloc_copy(FILE *out, const nsalloc_copy_t *copy) {
           copy->id.prefix, copy->id.version, copy->id.hidden ? "hidden" : "default", copy->id.tls,
           copy->id.prefix, copy->defines_malloc ? "defined" : "not in .symtab",
           copy->exports_malloc ? "exported" : "not exported",
-          copy->distribution ? " (the copy's own shared library)" : "");
+          copy->distribution ? " (the copy's own library)" : "");
 }
 
 static void print_family_list(FILE *out, uint32_t families) {
@@ -83,9 +88,13 @@ static void print_dependencies(FILE *out, const artifact_t *artifact) {
     print_family_list(out, artifact->deps[i].families);
     fputc('\n', out);
   }
-  if (artifact->unresolved_needed)
-    fprintf(out, "  DT_NEEDED not found: %zu librar%s (neither audited nor on this machine)\n",
-            artifact->unresolved_needed, artifact->unresolved_needed == 1 ? "y" : "ies");
+  const sample_t *unresolved = &artifact->unresolved_needed;
+  if (unresolved->count) {
+    fprintf(out, "  DT_NEEDED not found: %zu librar%s (neither audited nor on this machine): ",
+            unresolved->count, unresolved->count == 1 ? "y" : "ies");
+    print_sample_names(out, unresolved);
+    fputc('\n', out);
+  }
 }
 
 static void print_artifact(FILE *out, const artifact_t *artifact) {

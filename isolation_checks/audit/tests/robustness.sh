@@ -123,7 +123,7 @@ status=$?
   fail "truncated PE and Mach-O: exit status $status, expected 2"
 sed "s|^nsalloc-audit: ||" foreign.err >foreign.clean
 expect_match foreign.clean "truncated.pyd: truncated or corrupt: .+" "a truncated PE is an error"
-expect_line foreign.clean "truncated.dylib: truncated or corrupt: a load command ends past the end of the file" \
+expect_line foreign.clean "truncated.dylib: truncated or corrupt: the load commands (sizeofcmds 920) end past the end of the file" \
   "a truncated Mach-O is an error"
 expect_line foreign.clean "truncated_universal.so: truncated or corrupt: slice 0 ends past the end of the file" \
   "a universal binary with a slice past the end is an error"
