@@ -165,6 +165,14 @@ static char *scan_segment(artifact_t *artifact, macho_image_t *m, uint64_t comma
   if (!byteview_uint(&m->view, command + header - 8, 4, &count) ||
       header + count * section_size > command_size)
     return xstrdup("truncated or corrupt: a segment's sections do not fit its load command");
+  /* dyld maps [fileoff, fileoff + filesize) of every segment: it must be in
+   * the file (for __LINKEDIT, this covers the tables that follow it). */
+  unsigned word = m->bits == 64 ? 8 : 4;
+  uint64_t fileoff = 0, filesize = 0;
+  byteview_uint(&m->view, command + 24 + 2 * word, word, &fileoff);
+  byteview_uint(&m->view, command + 24 + 3 * word, word, &filesize);
+  if (!byteview_has(&m->view, fileoff, filesize))
+    return xstrdup("truncated or corrupt: a segment's file data ends past the end of the file");
   char *error = NULL;
   for (uint64_t i = 0; i < count && !error; i++)
     error = scan_section(artifact, m, command + header + i * section_size);

@@ -164,6 +164,13 @@ char *pe_scan(artifact_t *artifact, const char *image, size_t size) {
   pe.nsections = (unsigned)nsections;
   if (!byteview_has(&pe.view, pe.sections, 40 * nsections))
     return xstrdup("truncated or corrupt: the section table ends past the end of the file");
+  /* The COFF symbol table (MinGW keeps one) and the string table after it. */
+  uint64_t symbols = 0, nsymbols = 0, strings_size = 0;
+  byteview_uint(&pe.view, coff + 8, 4, &symbols);
+  byteview_uint(&pe.view, coff + 12, 4, &nsymbols);
+  if (symbols && (!byteview_uint(&pe.view, symbols + 18 * nsymbols, 4, &strings_size) ||
+                  !byteview_has(&pe.view, symbols + 18 * nsymbols, strings_size)))
+    return xstrdup("truncated or corrupt: the COFF symbol table ends past the end of the file");
 
   artifact->format = FORMAT_PE;
   artifact->elf_members++;
@@ -191,10 +198,9 @@ char *pe_scan(artifact_t *artifact, const char *image, size_t size) {
     byteview_uint(&pe.view, at + 16, 4, &raw_size);
     byteview_uint(&pe.view, at + 20, 4, &raw);
     byteview_uint(&pe.view, at + 36, 4, &flags);
-    if (flags & PE_SECTION_EXECUTE) continue;
     if (!byteview_has(&pe.view, raw, raw_size))
       error = xasprintf("truncated or corrupt: section %u ends past the end of the file", i + 1);
-    else
+    else if (!(flags & PE_SECTION_EXECUTE))
       evidence_bytes(artifact, image + raw, raw_size);
   }
   return error;
