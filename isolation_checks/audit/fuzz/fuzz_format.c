@@ -73,7 +73,7 @@ static bool wanted(const char *image, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  /* The readers need a writable image (libelf may convert it in place). */
+  /* A copy, as audit_image takes a char * (the readers never write to it). */
   char *image = malloc(size ? size : 1);
   if (!image) return 0;
   memcpy(image, data, size);

@@ -24,13 +24,12 @@
 #endif
 #define DYNAMIC_SYMBOLS_MAX (1u << 24)
 
-void elf_note_symbol(artifact_t *artifact, const char *name, const GElf_Sym *sym, bool in_dynsym,
-                     bool relocatable) {
-  int type = GELF_ST_TYPE(sym->st_info), bind = GELF_ST_BIND(sym->st_info);
+void elf_note_symbol(artifact_t *artifact, const char *name, const elf_symbol_t *sym,
+                     bool in_dynsym, bool relocatable) {
+  int type = ELF64_ST_TYPE(sym->info), bind = ELF64_ST_BIND(sym->info);
   if (type == STT_TLS) artifact->uses_tls = true;
-  if (sym->st_shndx == SHN_UNDEF || name[0] == '\0' || type == STT_SECTION || type == STT_FILE)
-    return;
-  int visibility = GELF_ST_VISIBILITY(sym->st_other);
+  if (sym->shndx == SHN_UNDEF || name[0] == '\0' || type == STT_SECTION || type == STT_FILE) return;
+  int visibility = ELF64_ST_VISIBILITY(sym->other);
   bool global = bind == STB_GLOBAL || bind == STB_WEAK || bind == STB_GNU_UNIQUE;
   bool exported = global && (visibility == STV_DEFAULT || visibility == STV_PROTECTED) &&
                   (in_dynsym || relocatable);
@@ -104,10 +103,9 @@ static const struct {
 };
 
 typedef struct loader_view {
+  const elf_file_t *elf;
   const byteview_t *file;
-  unsigned word; /* 4 or 8: the size of an address */
-  unsigned machine;
-  const elf_segments_t *segments;
+  unsigned word;              /* 4 or 8: the size of an address */
   uint64_t dynamic, ndynamic; /* file offset and entry count of PT_DYNAMIC */
   uint64_t value[TAG_COUNT];
   uint32_t seen;      /* bit t: tags[t] is present */
@@ -123,13 +121,13 @@ static bool has_tag(const loader_view_t *view, int tag) {
  * first. */
 static bool vaddr_to_offset(const loader_view_t *view, uint64_t vaddr, uint64_t length,
                             uint64_t *offset) {
-  for (size_t i = 0; i < view->segments->count; i++) {
-    const GElf_Phdr *segment = &view->segments->items[i];
-    if (segment->p_type != PT_LOAD || vaddr < segment->p_vaddr) continue;
-    uint64_t delta = vaddr - segment->p_vaddr;
-    if (delta >= segment->p_filesz || length > segment->p_filesz - delta) continue;
-    *offset = segment->p_offset + delta;
-    return *offset >= segment->p_offset && byteview_has(view->file, *offset, length);
+  elf_segment_t segment;
+  for (uint64_t i = 0; elf_read_segment(view->elf, i, &segment); i++) {
+    if (segment.type != PT_LOAD || vaddr < segment.vaddr) continue;
+    uint64_t delta = vaddr - segment.vaddr;
+    if (delta >= segment.filesz || length > segment.filesz - delta) continue;
+    *offset = segment.offset + delta;
+    return *offset >= segment.offset && byteview_has(view->file, *offset, length);
   }
   return false;
 }
@@ -243,7 +241,8 @@ static char *symbol_count(const loader_view_t *view, uint64_t *count) {
   if (has_tag(view, TAG_HASH)) {
     /* 64-bit s390 and Alpha use 8-byte hash entries, everything else 4. */
     unsigned entry =
-        view->word == 8 && (view->machine == EM_S390 || view->machine == EM_ALPHA) ? 8 : 4;
+        view->word == 8 && (view->elf->machine == EM_S390 || view->elf->machine == EM_ALPHA) ? 8
+                                                                                             : 4;
     if (!vaddr_to_offset(view, view->value[TAG_HASH], 2 * entry, &at) ||
         !byteview_uint(file, at + entry, entry, count))
       return outside("hash table", TAG_HASH);
@@ -257,23 +256,6 @@ static char *symbol_count(const loader_view_t *view, uint64_t *count) {
                  "DT_MIPS_SYMTABNO, so the number of dynamic symbols is unknown");
 }
 
-/* Reads dynamic symbol i into *sym (GElf layout) and its name. */
-static bool read_symbol(const loader_view_t *view, uint64_t at, GElf_Sym *sym, uint64_t *name) {
-  const byteview_t *file = view->file;
-  uint64_t info, other, shndx;
-  /* Elf64_Sym: name, info, other, shndx, value, size; Elf32_Sym: name,
-   * value, size, info, other, shndx. */
-  uint64_t fields = view->word == 8 ? at + 4 : at + 12;
-  if (!byteview_uint(file, at, 4, name) || !byteview_uint(file, fields, 1, &info) ||
-      !byteview_uint(file, fields + 1, 1, &other) || !byteview_uint(file, fields + 2, 2, &shndx))
-    return false;
-  *sym = (GElf_Sym){.st_name = (Elf64_Word)*name,
-                    .st_info = (unsigned char)info,
-                    .st_other = (unsigned char)other,
-                    .st_shndx = (Elf64_Section)shndx};
-  return true;
-}
-
 /* Every dynamic symbol; noted in artifact only when note is true, so a
  * first pass can check every name before any evidence is added. */
 static char *walk_symbols(artifact_t *artifact, const loader_view_t *view, bool note) {
@@ -281,8 +263,9 @@ static char *walk_symbols(artifact_t *artifact, const loader_view_t *view, bool 
   uint64_t count, at;
   char *error = symbol_count(view, &count);
   if (error) return error;
-  uint64_t entry = has_tag(view, TAG_SYMENT) ? view->value[TAG_SYMENT] : view->word == 8 ? 24 : 16;
-  if (entry < (view->word == 8 ? 24u : 16u))
+  uint64_t minimal_entry = elf_symbol_size(view->elf);
+  uint64_t entry = has_tag(view, TAG_SYMENT) ? view->value[TAG_SYMENT] : minimal_entry;
+  if (entry < minimal_entry)
     return xasprintf("corrupt: DT_SYMENT is %llu bytes", (unsigned long long)entry);
   if (count > DYNAMIC_SYMBOLS_MAX)
     return xasprintf("corrupt: %llu dynamic symbols (at most %u are read)",
@@ -290,11 +273,10 @@ static char *walk_symbols(artifact_t *artifact, const loader_view_t *view, bool 
   if (!vaddr_to_offset(view, view->value[TAG_SYMTAB], count * entry, &at))
     return outside("dynamic symbol table", TAG_SYMTAB);
   for (uint64_t i = 0; i < count; i++) {
-    GElf_Sym sym;
-    uint64_t name_offset;
+    elf_symbol_t sym;
     const char *name;
-    read_symbol(view, at + i * entry, &sym, &name_offset); /* inside the checked table */
-    if ((error = dynamic_string(view, name_offset, "dynamic symbol", &name))) return error;
+    elf_read_symbol(view->elf, at + i * entry, &sym); /* inside the checked table */
+    if ((error = dynamic_string(view, sym.name, "dynamic symbol", &name))) return error;
     if (note) elf_note_symbol(artifact, name, &sym, true, false);
   }
   return NULL;
@@ -302,22 +284,18 @@ static char *walk_symbols(artifact_t *artifact, const loader_view_t *view, bool 
 
 /* One relocation table (DT_RELA or DT_REL): any static TLS relocation? */
 static char *scan_relocations(artifact_t *artifact, const loader_view_t *view, int table,
-                              int size_tag, int entry_tag, uint64_t minimal_entry) {
+                              int size_tag, int entry_tag, bool rela) {
   if (!has_tag(view, table) || artifact->static_tls) return NULL;
-  uint64_t size = view->value[size_tag], at;
+  uint64_t size = view->value[size_tag], at, minimal_entry = elf_relocation_size(view->elf, rela);
   uint64_t entry = has_tag(view, entry_tag) ? view->value[entry_tag] : minimal_entry;
   if (entry < minimal_entry)
     return xasprintf("corrupt: %s is %llu bytes", tags[entry_tag].name, (unsigned long long)entry);
   if (!vaddr_to_offset(view, view->value[table], size, &at))
     return outside("relocation table", table);
   for (uint64_t i = 0; i < size / entry; i++) {
-    uint64_t info, type = 0;
-    /* r_info follows r_offset; MIPS64 splits it into bytes, r_type last. */
-    if (view->machine == EM_MIPS && view->word == 8)
-      byteview_uint(view->file, at + i * entry + 15, 1, &type);
-    else if (byteview_uint(view->file, at + i * entry + view->word, view->word, &info))
-      type = view->word == 8 ? info & 0xffffffffu : info & 0xffu;
-    if (elf_is_static_tls_relocation(view->machine, (unsigned)type)) {
+    unsigned type = 0;
+    elf_read_relocation_type(view->elf, at + i * entry, &type); /* inside the checked table */
+    if (elf_is_static_tls_relocation(view->elf->machine, type)) {
       artifact->static_tls = "initial-exec TLS relocations";
       return NULL;
     }
@@ -325,26 +303,24 @@ static char *scan_relocations(artifact_t *artifact, const loader_view_t *view, i
   return NULL;
 }
 
-char *elf_loader_scan(artifact_t *artifact, const byteview_t *file, int elf_class,
-                      const GElf_Ehdr *ehdr, const elf_segments_t *segments, bool *dynamic) {
-  loader_view_t view = {.file = file,
-                        .word = elf_class == 64 ? 8 : 4,
-                        .machine = ehdr->e_machine,
-                        .segments = segments};
-  const GElf_Phdr *pt_dynamic = NULL;
-  for (size_t i = 0; i < segments->count; i++) {
-    const GElf_Phdr *segment = &segments->items[i];
-    if (segment->p_type == PT_TLS) artifact->uses_tls = true;
-    if (segment->p_type == PT_INTERP) artifact->has_interp = true;
-    if (segment->p_type == PT_DYNAMIC && !pt_dynamic) pt_dynamic = segment;
+char *elf_loader_scan(artifact_t *artifact, const elf_file_t *elf, bool *dynamic) {
+  loader_view_t view = {.elf = elf, .file = &elf->view, .word = elf->word};
+  elf_segment_t segment, pt_dynamic;
+  *dynamic = false;
+  for (uint64_t i = 0; elf_read_segment(elf, i, &segment); i++) {
+    if (segment.type == PT_TLS) artifact->uses_tls = true;
+    if (segment.type == PT_INTERP) artifact->has_interp = true;
+    if (segment.type == PT_DYNAMIC && !*dynamic) {
+      pt_dynamic = segment;
+      *dynamic = true;
+    }
   }
-  *dynamic = pt_dynamic != NULL;
-  if (!pt_dynamic) return NULL;
-  if (!byteview_has(file, pt_dynamic->p_offset, pt_dynamic->p_filesz))
+  if (!*dynamic) return NULL;
+  if (!byteview_has(view.file, pt_dynamic.offset, pt_dynamic.filesz))
     return xstrdup("truncated or corrupt: the dynamic segment (PT_DYNAMIC) ends past the end of "
                    "the file");
-  view.dynamic = pt_dynamic->p_offset;
-  view.ndynamic = pt_dynamic->p_filesz / (2 * view.word);
+  view.dynamic = pt_dynamic.offset;
+  view.ndynamic = pt_dynamic.filesz / (2 * view.word);
   read_tags(artifact, &view);
 
   uint64_t at;
@@ -352,14 +328,13 @@ char *elf_loader_scan(artifact_t *artifact, const byteview_t *file, int elf_clas
     return xstrdup("corrupt: the dynamic segment has no string table (DT_STRTAB, DT_STRSZ)");
   if (!vaddr_to_offset(&view, view.value[TAG_STRTAB], view.value[TAG_STRSZ], &at))
     return outside("dynamic string table", TAG_STRTAB);
-  view.strings = (byteview_t){file->bytes + at, (size_t)view.value[TAG_STRSZ], file->big_endian};
+  view.strings =
+      (byteview_t){view.file->bytes + at, (size_t)view.value[TAG_STRSZ], view.file->big_endian};
 
   char *error = read_names(artifact, &view);
   if (!error) error = walk_symbols(artifact, &view, false);
   if (!error) error = walk_symbols(artifact, &view, true);
-  if (!error)
-    error = scan_relocations(artifact, &view, TAG_RELA, TAG_RELASZ, TAG_RELAENT, 3ull * view.word);
-  if (!error)
-    error = scan_relocations(artifact, &view, TAG_REL, TAG_RELSZ, TAG_RELENT, 2ull * view.word);
+  if (!error) error = scan_relocations(artifact, &view, TAG_RELA, TAG_RELASZ, TAG_RELAENT, true);
+  if (!error) error = scan_relocations(artifact, &view, TAG_REL, TAG_RELSZ, TAG_RELENT, false);
   return error;
 }

@@ -104,7 +104,7 @@ dynamic_offset = segment(so, 2)[0]
 
 expect_error("cut_ident.so", so[:10], "corrupt ELF header: unknown class, byte order or version")
 expect_error("cut_ehdr.so", so[:40],
-             "unreadable ELF file: invalid ELF file data")
+             "truncated or corrupt ELF header: it ends past the end of the file")
 expect_error("cut_phdrs.so", so[:phoff + phentsize + 1],
              "truncated or corrupt: the program header table ends past the end of the file")
 expect_error("cut_dynamic.so", so[:dynamic_offset + 20],
