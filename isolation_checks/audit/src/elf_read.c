@@ -57,8 +57,8 @@ char *elf_read_header(elf_file_t *elf, const void *image, size_t size) {
   /* Counts too large for the header live in section 0: e_shnum 0 means
    * its sh_size, e_phnum PN_XNUM its sh_info. Unreadable, they count 1. */
   elf_section_t first;
-  bool has_first = elf->shoff && elf->shentsize >= layout->section &&
-                   elf_read_section(elf, 0, &first);
+  bool has_first =
+      elf->shoff && elf->shentsize >= layout->section && elf_read_section(elf, 0, &first);
   uint64_t info = 0;
   if (elf->shoff && shnum == 0) elf->shnum = has_first ? first.size : 1;
   if (phnum == PN_XNUM) {
@@ -121,8 +121,7 @@ bool elf_read_symbol(const elf_file_t *elf, uint64_t at, elf_symbol_t *out) {
   if (!field(elf, at, 4, &name) || !field(elf, fields, 1, &info) ||
       !field(elf, fields + 1, 1, &other) || !field(elf, fields + 2, 2, &shndx))
     return false;
-  *out = (elf_symbol_t){(uint32_t)name, (unsigned char)info, (unsigned char)other,
-                        (uint16_t)shndx};
+  *out = (elf_symbol_t){(uint32_t)name, (unsigned char)info, (unsigned char)other, (uint16_t)shndx};
   return true;
 }
 

@@ -13,6 +13,8 @@
 #    sizeofcmds of 0xffffffff and smaller than the commands.
 #  - PE: cut inside the DOS stub, the COFF header, the section table, the
 #    section data and the COFF symbol table.
+#  - Separate debug files (objcopy --only-keep-debug, ELF and PE): skipped
+#    in a directory walk, an error when named.
 set -u
 exec python3 - "$@" <<'PY'
 import os, shutil, struct, subprocess, sys
@@ -184,6 +186,29 @@ struct.pack_into("<II", no_symbols, lfanew + 12, 0, 0)  # no COFF symbol table
 raw_size, raw = struct.unpack_from("<II", pyd, section_table + 40 * (nsections - 1) + 16)
 expect_error("cut_data.pyd", no_symbols[:raw + raw_size - 1],
              f"truncated or corrupt: section {nsections} ends past the end of the file")
+
+# --- separate debug files ------------------------------------------------------
+# objcopy --only-keep-debug keeps a program's headers but not its code. A
+# directory walk skips them (no process loads one); named, each is an error.
+debug = os.path.join(work, "debug")
+os.makedirs(debug)
+shutil.copy(os.path.join(fixtures, "tls_exported.so"), debug)
+subprocess.run(["objcopy", "--only-keep-debug", os.path.join(fixtures, "tls_initial_exec.so"),
+                os.path.join(debug, "tls_initial_exec.so.debug")], check=True)
+subprocess.run(["x86_64-w64-mingw32-objcopy", "--only-keep-debug",
+                os.path.join(fixtures, "mi_a.pyd"), os.path.join(debug, "mi_a.exe.debug")],
+               check=True)
+code, out, err = run(work, "debug")
+check(code == 1 and err == "" and "(skipped 2 without ELF, 0 seen twice)" in out.splitlines()[0],
+      "a walk skips debug-only ELF and PE files and audits the rest (exit 1, no error)",
+      f"exit {code}\n{out}{err}")
+code, _, err = run(debug, "tls_initial_exec.so.debug", "mi_a.exe.debug")
+want = ["nsalloc-audit: tls_initial_exec.so.debug: a separate debug file (its code is NOBITS): "
+        "no process loads it",
+        "nsalloc-audit: mi_a.exe.debug: a debug-only image (its code sections hold no bytes): no "
+        "process loads it"]
+check(code == 2 and err.splitlines() == want, "named debug-only files are errors (exit 2)",
+      f"exit {code}\n{err}")
 
 print(f"{passes} passed, {failures} failed")
 sys.exit(failures != 0)

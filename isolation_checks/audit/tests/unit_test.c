@@ -116,6 +116,13 @@ static void test_symbol_rules(void) {
   CHECK_EQ(family_of_symbol("je_arena_boot"), FAMILY_JEMALLOC);
   CHECK_EQ(family_of_symbol("mallocx"), FAMILY_JEMALLOC);
   CHECK_EQ(family_of_symbol("_rjem_malloc"), FAMILY_JEMALLOC);
+  /* mallctl and its two siblings exactly; a program's own helpers named
+   * after it (redis's mallctl_int) are no signature. */
+  CHECK_EQ(family_of_symbol("mallctl"), FAMILY_JEMALLOC);
+  CHECK_EQ(family_of_symbol("mallctlnametomib"), FAMILY_JEMALLOC);
+  CHECK_EQ(family_of_symbol("mallctlbymib"), FAMILY_JEMALLOC);
+  CHECK_EQ(family_of_symbol("mallctl_int"), FAMILY_COUNT);
+  CHECK_EQ(family_of_symbol("mallctlx"), FAMILY_COUNT);
   CHECK_EQ(family_of_symbol("mi_heap_new"), FAMILY_MIMALLOC);
   CHECK_EQ(family_of_symbol("_mi_heap_default"), FAMILY_MIMALLOC);
   CHECK_EQ(family_of_symbol("_ZN8tcmalloc11ThreadCache17threadlocal_data_E"), FAMILY_TCMALLOC);
