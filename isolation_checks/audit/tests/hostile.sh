@@ -6,9 +6,9 @@
 #  - ELF: cut at every header boundary (inside e_ident, the ELF header, the
 #    program header table, PT_DYNAMIC), dynamic tags pointing outside the
 #    file, and section headers cut past the end of the file, removed (as
-#    sstrip does) or pointing far away: the loader never reads them, so the
-#    report must equal the intact file's; a relocatable object, which has
-#    no loader's view, is an error instead.
+#    sstrip does), pointing far away or hiding .dynsym and .dynamic: the
+#    loader never reads them, so the report must equal the intact file's;
+#    a relocatable object, which has no loader's view, is an error instead.
 #  - Mach-O: cut inside the header, the load commands and __LINKEDIT;
 #    sizeofcmds of 0xffffffff and smaller than the commands.
 #  - PE: cut inside the DOS stub, the COFF header, the section table, the
@@ -142,6 +142,18 @@ for name, data in images.items():
     struct.pack_into("<Q", data, 0x28, 10**9)
     far[name] = data
 same_report("sections_far", far)
+# Section headers that disagree with the loader: .dynsym and .dynamic
+# retyped as SHT_NULL hide nothing, as the loader never looks at them.
+hidden = {}
+for name, data in images.items():
+    data = bytearray(data)
+    shoff, shentsize, shnum = elf_header(data)[3:]
+    for i in range(shnum):
+        at = shoff + i * shentsize + 4
+        if struct.unpack_from("<I", data, at)[0] in (6, 11):  # SHT_DYNAMIC, SHT_DYNSYM
+            struct.pack_into("<I", data, at, 0)
+    hidden[name] = data
+same_report("sections_disagree", hidden)
 obj = fixture("tls_initial_exec.o")
 expect_error("cut_object.o", obj[:len(obj) - 1],
              "truncated or corrupt: the section header table ends past the end of the file, "
