@@ -23,6 +23,7 @@
 #define DT_MIPS_SYMTABNO 0x70000011
 #endif
 #define DYNAMIC_SYMBOLS_MAX (1u << 24)
+#define DYNAMIC_ENTRY_MAX   256 /* bytes of one symbol (DT_SYMENT) at most */
 
 void elf_note_symbol(artifact_t *artifact, const char *name, const elf_symbol_t *sym,
                      bool in_dynsym, bool relocatable) {
@@ -265,7 +266,7 @@ static char *walk_symbols(artifact_t *artifact, const loader_view_t *view, bool 
   if (error) return error;
   uint64_t minimal_entry = elf_symbol_size(view->elf);
   uint64_t entry = has_tag(view, TAG_SYMENT) ? view->value[TAG_SYMENT] : minimal_entry;
-  if (entry < minimal_entry)
+  if (entry < minimal_entry || entry > DYNAMIC_ENTRY_MAX)
     return xasprintf("corrupt: DT_SYMENT is %llu bytes", (unsigned long long)entry);
   if (count > DYNAMIC_SYMBOLS_MAX)
     return xasprintf("corrupt: %llu dynamic symbols (at most %u are read)",
@@ -275,7 +276,8 @@ static char *walk_symbols(artifact_t *artifact, const loader_view_t *view, bool 
   for (uint64_t i = 0; i < count; i++) {
     elf_symbol_t sym;
     const char *name;
-    elf_read_symbol(view->elf, at + i * entry, &sym); /* inside the checked table */
+    if (!elf_read_symbol(view->elf, at + i * entry, &sym))
+      return outside("dynamic symbol table", TAG_SYMTAB);
     if ((error = dynamic_string(view, sym.name, "dynamic symbol", &name))) return error;
     if (note) elf_note_symbol(artifact, name, &sym, true, false);
   }
