@@ -188,8 +188,11 @@ char *pe_scan(artifact_t *artifact, const char *image, size_t size) {
         !byteview_uint(&pe.view, directories + 8 * d + 4, 4, &length[d]))
       return xstrdup("truncated or corrupt: the data directories end past the end of the file");
   }
-  if (length[PE_DIRECTORY_TLS]) artifact->uses_tls = true;
   char *error = NULL;
+  uint64_t tls;
+  if (length[PE_DIRECTORY_TLS] && !rva_to_offset(&pe, rva[PE_DIRECTORY_TLS], &tls))
+    return xstrdup("truncated or corrupt: the TLS directory lies outside the file");
+  if (length[PE_DIRECTORY_TLS]) artifact->uses_tls = true;
   if (length[PE_DIRECTORY_EXPORT]) error = scan_exports(artifact, &pe, rva[PE_DIRECTORY_EXPORT]);
   if (!error && length[PE_DIRECTORY_IMPORT])
     error = scan_imports(artifact, &pe, rva[PE_DIRECTORY_IMPORT]);

@@ -12,7 +12,8 @@
 #  - Mach-O: cut inside the header, the load commands and __LINKEDIT;
 #    sizeofcmds of 0xffffffff and smaller than the commands.
 #  - PE: cut inside the DOS stub, the COFF header, the section table, the
-#    section data and the COFF symbol table.
+#    section data and the COFF symbol table; export, import and TLS
+#    directories pointing outside the file.
 #  - Separate debug files (objcopy --only-keep-debug, ELF and PE): skipped
 #    in a directory walk, an error when named.
 set -u
@@ -191,6 +192,13 @@ expect_error("cut_coff.pyd", pyd[:lfanew + 10],
              "truncated or corrupt: the PE headers end past the end of the file")
 expect_error("cut_sections.pyd", pyd[:section_table + 40 * nsections - 1],
              "truncated or corrupt: the section table ends past the end of the file")
+directories = lfanew + 24 + (112 if struct.unpack_from("<H", pyd, lfanew + 24)[0] == 0x20B else 96)
+for index, name, what in ((0, "far_exports.pyd", "export"), (1, "far_imports.pyd", "import"),
+                          (9, "far_tls.pyd", "TLS")):
+    far_directory = bytearray(pyd)
+    struct.pack_into("<I", far_directory, directories + 8 * index, 0x7FFFFFF0)
+    expect_error(name, far_directory,
+                 f"truncated or corrupt: the {what} directory lies outside the file")
 expect_error("cut_symbols.pyd", pyd[:len(pyd) - 1],
              "truncated or corrupt: the COFF symbol table ends past the end of the file")
 no_symbols = bytearray(pyd)
