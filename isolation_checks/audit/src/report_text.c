@@ -14,16 +14,11 @@ static const char *plural(size_t n) {
   return n == 1 ? "" : "s";
 }
 
-/* "a, b, c and 4 more" */
-static void print_sample_names(FILE *out, const sample_t *sample) {
+static void print_sample(FILE *out, const char *verb, const sample_t *sample) {
+  fprintf(out, "%s %zu symbol%s: ", verb, sample->count, plural(sample->count));
   for (size_t k = 0; k < sample->kept; k++)
     fprintf(out, "%s%s", k ? ", " : "", sample->names[k]);
   if (sample->count > sample->kept) fprintf(out, " and %zu more", sample->count - sample->kept);
-}
-
-static void print_sample(FILE *out, const char *verb, const sample_t *sample) {
-  fprintf(out, "%s %zu symbol%s: ", verb, sample->count, plural(sample->count));
-  print_sample_names(out, sample);
 }
 
 static void print_family_evidence(FILE *out, const artifact_t *artifact, family_t family) {
@@ -92,7 +87,10 @@ static void print_dependencies(FILE *out, const artifact_t *artifact) {
   if (unresolved->count) {
     fprintf(out, "  DT_NEEDED not found: %zu librar%s (neither audited nor on this machine): ",
             unresolved->count, unresolved->count == 1 ? "y" : "ies");
-    print_sample_names(out, unresolved);
+    for (size_t k = 0; k < unresolved->kept; k++)
+      fprintf(out, "%s%s", k ? ", " : "", unresolved->names[k]);
+    if (unresolved->count > unresolved->kept)
+      fprintf(out, " and %zu more", unresolved->count - unresolved->kept);
     fputc('\n', out);
   }
 }
