@@ -16,7 +16,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0) return 0;
-  /* The audit needs a writable image (libelf may convert it in place). */
+  /* A copy, as audit_image takes a char * (nothing writes to it). */
   char *image = malloc(size);
   if (!image) return 0;
   memcpy(image, data, size);

@@ -85,6 +85,14 @@ static artifact_kind_t kind_of(const artifact_t *artifact) {
 
 void artifact_finish(artifact_t *artifact) {
   if (artifact->kind != KIND_ARCHIVE) artifact->kind = kind_of(artifact);
+  /* A runtime's entry point in an executable is the runtime embedded in its
+   * host (redis-server defines luaopen_* for its own Lua): only a shared
+   * object can be an extension module a VM loads. */
+  if (artifact->kind == KIND_EXECUTABLE && artifact->host_vm) {
+    free(artifact->host_vm_entry);
+    artifact->host_vm_entry = NULL;
+    artifact->host_vm = NULL;
+  }
   artifact->system_runtime = artifact_is_system_runtime_name(
       artifact->soname ? artifact->soname : artifact_file_name(artifact->path));
   for (size_t i = 0; i < artifact->ncopies; i++) {
@@ -114,6 +122,7 @@ void artifact_free(artifact_t *artifact) {
   nameset_free(&artifact->allocator_exports);
   nameset_free(&artifact->tls_exports);
   nameset_free(&artifact->needed);
+  sample_free(&artifact->unresolved_needed);
   for (size_t i = 0; i < artifact->ndeps; i++) {
     free(artifact->deps[i].name);
     free(artifact->deps[i].path);

@@ -41,7 +41,7 @@ typedef struct nsalloc_copy {
   nsalloc_id_t id;
   bool defines_malloc; /* <prefix>malloc is in .symtab */
   bool exports_malloc; /* <prefix>malloc is exported */
-  bool distribution;   /* the artifact is this copy's own shared library */
+  bool distribution;   /* the artifact is this copy's own library (shared or static) */
 } nsalloc_copy_t;
 
 #define NSALLOC_COPIES_MAX 16
@@ -86,8 +86,8 @@ typedef struct artifact {
   char *runpath;      /* DT_RUNPATH, else DT_RPATH (colon-separated), or NULL */
   dependency_t *deps; /* DT_NEEDED entries bringing allocators (needed.h) */
   size_t ndeps, deps_cap;
-  size_t unresolved_needed; /* DT_NEEDED names found neither in the set nor on disk */
-  char *needed_by;          /* for a library added because another needs it: that artifact */
+  sample_t unresolved_needed; /* DT_NEEDED names found neither in the set nor on disk */
+  char *needed_by;            /* for a library added because another needs it: that artifact */
 
   /* Resolution state (needed.c): families held or loaded through DT_NEEDED. */
   enum { NEEDED_UNRESOLVED, NEEDED_RESOLVING, NEEDED_RESOLVED } needed_state;

@@ -122,6 +122,12 @@ static void on_fat_slice(void *ctx, const char *cpu, const char *image, size_t s
 static void audit_nested(audit_set_t *set, const char *path, char *image, size_t size, bool named,
                          int depth) {
   macho_kind_t macho = macho_kind_of(image, size);
+  /* Separate debug files sit next to the programs they describe; a walk
+   * skips them, as no process loads them (named, they are an error). */
+  if (!named && (pe_image_is_debug_only(image, size) || elf_image_is_debug_only(image, size))) {
+    set->skipped_non_elf++;
+    return;
+  }
   if (pe_image_is_pe(image, size)) {
     audit_foreign(set, path, image, size, pe_scan);
     return;

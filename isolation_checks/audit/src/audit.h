@@ -13,7 +13,7 @@
  * archive one artifact for all its ELF members, a zip one artifact per ELF
  * member. named is true when the user gave this path (anything unreadable is
  * then an error) and false when a directory walk found it (files holding no
- * ELF are then skipped and counted). image must be writable (see elf_scan). */
+ * ELF are then skipped and counted). */
 void audit_image(audit_set_t *set, const char *path, char *image, size_t size, bool named);
 
 #endif

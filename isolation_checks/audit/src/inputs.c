@@ -45,8 +45,7 @@ static void audit_file(inputs_t *inputs, const char *path, bool named) {
     else
       inputs->set->skipped_non_elf++;
   } else {
-    /* A private writable mapping: libelf may convert data in place, and the
-     * file itself is never written. */
+    /* A private mapping: the file itself is never written. */
     size_t size = (size_t)st.st_size;
     void *image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     if (image == MAP_FAILED) {

@@ -139,7 +139,7 @@ typedef struct macho_image {
   unsigned nsections;
 } macho_image_t;
 
-static void scan_section(artifact_t *artifact, macho_image_t *m, uint64_t at) {
+static char *scan_section(artifact_t *artifact, macho_image_t *m, uint64_t at) {
   /* section_64: addr, size 8 bytes each; section: 4 bytes each. */
   unsigned word = m->bits == 64 ? 8 : 4;
   uint64_t length = 0, offset = 0, flags = 0;
@@ -151,9 +151,12 @@ static void scan_section(artifact_t *artifact, macho_image_t *m, uint64_t at) {
   if (type == S_THREAD_LOCAL_VARIABLES) artifact->uses_tls = true;
   bool no_file_data =
       type == S_ZEROFILL || type == S_GB_ZEROFILL || type == S_THREAD_LOCAL_ZEROFILL;
-  if (no_file_data || (flags & S_ATTR_PURE_INSTRUCTIONS)) return;
-  if (byteview_has(&m->view, offset, length))
-    evidence_bytes(artifact, (const char *)m->view.bytes + offset, (size_t)length);
+  if (no_file_data || (flags & S_ATTR_PURE_INSTRUCTIONS)) return NULL;
+  if (!byteview_has(&m->view, offset, length))
+    return xasprintf("truncated or corrupt: section %u ends past the end of the file",
+                     m->nsections);
+  evidence_bytes(artifact, (const char *)m->view.bytes + offset, (size_t)length);
+  return NULL;
 }
 
 static char *scan_segment(artifact_t *artifact, macho_image_t *m, uint64_t command,
@@ -162,9 +165,18 @@ static char *scan_segment(artifact_t *artifact, macho_image_t *m, uint64_t comma
   if (!byteview_uint(&m->view, command + header - 8, 4, &count) ||
       header + count * section_size > command_size)
     return xstrdup("truncated or corrupt: a segment's sections do not fit its load command");
-  for (uint64_t i = 0; i < count; i++)
-    scan_section(artifact, m, command + header + i * section_size);
-  return NULL;
+  /* dyld maps [fileoff, fileoff + filesize) of every segment: it must be in
+   * the file (for __LINKEDIT, this covers the tables that follow it). */
+  unsigned word = m->bits == 64 ? 8 : 4;
+  uint64_t fileoff = 0, filesize = 0;
+  byteview_uint(&m->view, command + 24 + 2 * word, word, &fileoff);
+  byteview_uint(&m->view, command + 24 + 3 * word, word, &filesize);
+  if (!byteview_has(&m->view, fileoff, filesize))
+    return xstrdup("truncated or corrupt: a segment's file data ends past the end of the file");
+  char *error = NULL;
+  for (uint64_t i = 0; i < count && !error; i++)
+    error = scan_section(artifact, m, command + header + i * section_size);
+  return error;
 }
 
 static char *scan_symtab(artifact_t *artifact, macho_image_t *m, uint64_t command,
@@ -207,11 +219,20 @@ char *macho_scan(artifact_t *artifact, const char *image, size_t size) {
   macho_image_t m = {.view = {(const unsigned char *)image, size, false}};
   m.bits = macho_class(image, size, &m.view.big_endian);
   if (!m.bits) return xstrdup("not a Mach-O file");
-  uint64_t cpu, filetype, ncmds;
+  uint64_t cpu, filetype, ncmds, sizeofcmds;
   uint64_t first = m.bits == 64 ? 32 : 28;
   if (!byteview_uint(&m.view, 4, 4, &cpu) || !byteview_uint(&m.view, 12, 4, &filetype) ||
-      !byteview_uint(&m.view, 16, 4, &ncmds) || !byteview_has(&m.view, 0, first))
+      !byteview_uint(&m.view, 16, 4, &ncmds) || !byteview_uint(&m.view, 20, 4, &sizeofcmds) ||
+      !byteview_has(&m.view, 0, first))
     return xstrdup("truncated or corrupt: the Mach-O header ends past the end of the file");
+  /* The load commands are read inside [first, first + sizeofcmds) only, as
+   * dyld does: a sizeofcmds the file cannot hold is an error, not an empty
+   * list. */
+  if (!byteview_has(&m.view, first, sizeofcmds))
+    return xasprintf("truncated or corrupt: the load commands (sizeofcmds %llu) end past the "
+                     "end of the file",
+                     (unsigned long long)sizeofcmds);
+  byteview_t commands = {m.view.bytes, (size_t)(first + sizeofcmds), m.view.big_endian};
   artifact->format = FORMAT_MACHO;
   artifact->elf_members++;
   artifact->elf_class = m.bits;
@@ -227,9 +248,10 @@ char *macho_scan(artifact_t *artifact, const char *image, size_t size) {
   uint64_t at = first;
   for (uint64_t i = 0; i < ncmds && !error; i++) {
     uint64_t cmd, cmdsize, name_offset;
-    if (!byteview_uint(&m.view, at, 4, &cmd) || !byteview_uint(&m.view, at + 4, 4, &cmdsize) ||
-        cmdsize < 8 || !byteview_has(&m.view, at, cmdsize))
-      return xstrdup("truncated or corrupt: a load command ends past the end of the file");
+    if (!byteview_uint(&commands, at, 4, &cmd) || !byteview_uint(&commands, at + 4, 4, &cmdsize) ||
+        cmdsize < 8 || !byteview_has(&commands, at, cmdsize))
+      return xasprintf("truncated or corrupt: load command %llu of %llu ends past sizeofcmds",
+                       (unsigned long long)i + 1, (unsigned long long)ncmds);
     if (cmd == LC_SEGMENT || cmd == LC_SEGMENT_64) {
       error = scan_segment(artifact, &m, at, cmdsize);
     } else if (cmd == LC_SYMTAB) {

@@ -48,8 +48,7 @@ static artifact_t *scan_library(const char *path) {
   artifact_t *artifact = NULL;
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     size_t size = (size_t)st.st_size;
-    /* Private and writable: libelf may convert data in place. */
-    char *image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    const char *image = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (image != MAP_FAILED) {
       artifact = artifact_new(path);
       char *error = elf_scan(artifact, image, size);
@@ -60,7 +59,7 @@ static artifact_t *scan_library(const char *path) {
       } else {
         artifact_finish(artifact);
       }
-      munmap(image, size);
+      munmap((void *)image, size);
     }
   }
   close(fd);
@@ -207,7 +206,7 @@ static uint32_t resolve(resolver_t *resolver, artifact_t *artifact, int depth) {
     bool elf = artifact->format == FORMAT_ELF;
     if (!library && elf) library = find_on_disk(resolver, artifact, name);
     if (!library) {
-      artifact->unresolved_needed += elf;
+      if (elf) sample_add(&artifact->unresolved_needed, name);
       continue;
     }
     uint32_t families = resolve(resolver, library, depth + 1);

@@ -39,6 +39,27 @@ bool pe_image_is_pe(const void *image, size_t size) {
          byteview_has(&view, lfanew, 4) && memcmp((const char *)image + lfanew, "PE\0\0", 4) == 0;
 }
 
+/* A debug-only image (objcopy --only-keep-debug of an .exe or .dll): its
+ * section table is the program's, but no code section has file data. */
+bool pe_image_is_debug_only(const void *image, size_t size) {
+  byteview_t view = {image, size, false};
+  uint64_t lfanew, nsections, optional_size;
+  if (!pe_image_is_pe(image, size) || !byteview_uint(&view, 0x3c, 4, &lfanew) ||
+      !byteview_uint(&view, lfanew + 6, 2, &nsections) ||
+      !byteview_uint(&view, lfanew + 20, 2, &optional_size))
+    return false;
+  uint64_t sections = lfanew + 24 + optional_size;
+  for (uint64_t i = 0; i < nsections; i++) {
+    uint64_t raw_size, raw, flags;
+    if (!byteview_uint(&view, sections + 40 * i + 16, 4, &raw_size) ||
+        !byteview_uint(&view, sections + 40 * i + 20, 4, &raw) ||
+        !byteview_uint(&view, sections + 40 * i + 36, 4, &flags))
+      return false;
+    if ((flags & PE_SECTION_EXECUTE) && (raw == 0 || raw_size == 0)) return true;
+  }
+  return false;
+}
+
 /* The file offset of a relative virtual address, through the section that
  * maps it; false when no section's file data holds it. */
 static bool rva_to_offset(const pe_image_t *pe, uint64_t rva, uint64_t *offset) {
@@ -137,10 +158,19 @@ char *pe_scan(artifact_t *artifact, const char *image, size_t size) {
     return xstrdup("truncated or corrupt: the PE headers end past the end of the file");
   if (magic != 0x10b && magic != 0x20b)
     return xasprintf("corrupt PE optional header: unknown magic 0x%llx", (unsigned long long)magic);
+  if (pe_image_is_debug_only(image, size))
+    return xstrdup("a debug-only image (its code sections hold no bytes): no process loads it");
   pe.sections = optional + optional_size;
   pe.nsections = (unsigned)nsections;
   if (!byteview_has(&pe.view, pe.sections, 40 * nsections))
     return xstrdup("truncated or corrupt: the section table ends past the end of the file");
+  /* The COFF symbol table (MinGW keeps one) and the string table after it. */
+  uint64_t symbols = 0, nsymbols = 0, strings_size = 0;
+  byteview_uint(&pe.view, coff + 8, 4, &symbols);
+  byteview_uint(&pe.view, coff + 12, 4, &nsymbols);
+  if (symbols && (!byteview_uint(&pe.view, symbols + 18 * nsymbols, 4, &strings_size) ||
+                  !byteview_has(&pe.view, symbols + 18 * nsymbols, strings_size)))
+    return xstrdup("truncated or corrupt: the COFF symbol table ends past the end of the file");
 
   artifact->format = FORMAT_PE;
   artifact->elf_members++;
@@ -158,8 +188,11 @@ char *pe_scan(artifact_t *artifact, const char *image, size_t size) {
         !byteview_uint(&pe.view, directories + 8 * d + 4, 4, &length[d]))
       return xstrdup("truncated or corrupt: the data directories end past the end of the file");
   }
-  if (length[PE_DIRECTORY_TLS]) artifact->uses_tls = true;
   char *error = NULL;
+  uint64_t tls;
+  if (length[PE_DIRECTORY_TLS] && !rva_to_offset(&pe, rva[PE_DIRECTORY_TLS], &tls))
+    return xstrdup("truncated or corrupt: the TLS directory lies outside the file");
+  if (length[PE_DIRECTORY_TLS]) artifact->uses_tls = true;
   if (length[PE_DIRECTORY_EXPORT]) error = scan_exports(artifact, &pe, rva[PE_DIRECTORY_EXPORT]);
   if (!error && length[PE_DIRECTORY_IMPORT])
     error = scan_imports(artifact, &pe, rva[PE_DIRECTORY_IMPORT]);
@@ -168,10 +201,9 @@ char *pe_scan(artifact_t *artifact, const char *image, size_t size) {
     byteview_uint(&pe.view, at + 16, 4, &raw_size);
     byteview_uint(&pe.view, at + 20, 4, &raw);
     byteview_uint(&pe.view, at + 36, 4, &flags);
-    if (flags & PE_SECTION_EXECUTE) continue;
     if (!byteview_has(&pe.view, raw, raw_size))
       error = xasprintf("truncated or corrupt: section %u ends past the end of the file", i + 1);
-    else
+    else if (!(flags & PE_SECTION_EXECUTE))
       evidence_bytes(artifact, image + raw, raw_size);
   }
   return error;

@@ -112,7 +112,7 @@ static void json_artifact(FILE *out, const artifact_t *artifact) {
     }
     fputs("]}", out);
   }
-  fprintf(out, "], \"unresolved_needed\": %zu", artifact->unresolved_needed);
+  fprintf(out, "], \"unresolved_needed\": %zu", artifact->unresolved_needed.count);
   fputc('}', out);
 }
 

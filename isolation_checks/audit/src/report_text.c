@@ -56,7 +56,7 @@ static void print_nsalloc_copy(FILE *out, const nsalloc_copy_t *copy) {
           copy->id.prefix, copy->id.version, copy->id.hidden ? "hidden" : "default", copy->id.tls,
           copy->id.prefix, copy->defines_malloc ? "defined" : "not in .symtab",
           copy->exports_malloc ? "exported" : "not exported",
-          copy->distribution ? " (the copy's own shared library)" : "");
+          copy->distribution ? " (the copy's own library)" : "");
 }
 
 static void print_family_list(FILE *out, uint32_t families) {
@@ -83,9 +83,16 @@ static void print_dependencies(FILE *out, const artifact_t *artifact) {
     print_family_list(out, artifact->deps[i].families);
     fputc('\n', out);
   }
-  if (artifact->unresolved_needed)
-    fprintf(out, "  DT_NEEDED not found: %zu librar%s (neither audited nor on this machine)\n",
-            artifact->unresolved_needed, artifact->unresolved_needed == 1 ? "y" : "ies");
+  const sample_t *unresolved = &artifact->unresolved_needed;
+  if (unresolved->count) {
+    fprintf(out, "  DT_NEEDED not found: %zu librar%s (neither audited nor on this machine): ",
+            unresolved->count, unresolved->count == 1 ? "y" : "ies");
+    for (size_t k = 0; k < unresolved->kept; k++)
+      fprintf(out, "%s%s", k ? ", " : "", unresolved->names[k]);
+    if (unresolved->count > unresolved->kept)
+      fprintf(out, " and %zu more", unresolved->count - unresolved->kept);
+    fputc('\n', out);
+  }
 }
 
 static void print_artifact(FILE *out, const artifact_t *artifact) {

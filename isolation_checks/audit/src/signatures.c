@@ -3,6 +3,9 @@
  *
  * Symbol rules are name prefixes: an exact API name is its own prefix
  * ("rpfree"), and a prefix ending in '_' covers a whole namespace ("je_").
+ * A rule ending in '$' matches that exact name only: programs name their own
+ * helpers after an API they call (redis exports mallctl_int and
+ * mallctl_string and calls jemalloc's mallctl in libjemalloc.so.2).
  * Names several allocators share are left out: gperftools also exports
  * jemalloc's nallocx, so nallocx identifies neither.
  * Prefixes are chosen to be specific to one allocator: "tc_" alone would also
@@ -36,7 +39,8 @@ static const family_signature_t signatures[FAMILY_COUNT] = {
                          .strings = {"mimalloc: error: ", "mimalloc: warning: "}},
     [FAMILY_JEMALLOC] = {.name = "jemalloc",
                          .symbol_prefixes = {"je_", "_rjem_", "mallocx", "rallocx", "xallocx",
-                                             "sallocx", "dallocx", "sdallocx", "mallctl",
+                                             "sallocx", "dallocx", "sdallocx", "mallctl$",
+                                             "mallctlnametomib$", "mallctlbymib$",
                                              "malloc_stats_print"},
                          .strings = {"<jemalloc>: "}},
     [FAMILY_TCMALLOC] = {.name = "tcmalloc",
@@ -85,9 +89,10 @@ static const family_signature_t signatures[FAMILY_COUNT] = {
                                              "dlmemalign", "dlposix_memalign", "dlvalloc",
                                              "dlindependent_", "mspace_", "create_mspace",
                                              "destroy_mspace", "ptmalloc_init"},
-                         /* malloc_stats() lines of dlmalloc 2.8 and glibc's ptmalloc, and a
-                          * ptmalloc integrity check message. */
-                         .strings = {"in use bytes     = %10", "malloc(): corrupted top size"}},
+                         /* A ptmalloc integrity check message. The malloc_stats() format
+                          * ("in use bytes     = %10lu") is not one: any allocator offering
+                          * malloc_stats() may print the same lines. */
+                         .strings = {"malloc(): corrupted top size"}},
     [FAMILY_BOEHM_GC] = {.name = "boehm-gc",
                          .symbol_prefixes = {"GC_malloc", "GC_init", "GC_gcollect", "GC_free",
                                              "GC_realloc", "GC_register_finalizer", "GC_base",
@@ -114,7 +119,12 @@ family_t family_of_symbol(const char *name) {
   for (int f = 0; f < FAMILY_COUNT; f++) {
     for (const char *const *rule = signatures[f].symbol_prefixes; *rule; rule++) {
       /* First-byte check first: this runs once per symbol per rule. */
-      if ((*rule)[0] == name[0] && strncmp(name, *rule, strlen(*rule)) == 0) return (family_t)f;
+      if ((*rule)[0] != name[0]) continue;
+      size_t length = strlen(*rule);
+      bool exact = (*rule)[length - 1] == '$';
+      if (exact ? strlen(name) == length - 1 && strncmp(name, *rule, length - 1) == 0
+                : strncmp(name, *rule, length) == 0)
+        return (family_t)f;
     }
   }
   return FAMILY_COUNT;

@@ -63,7 +63,7 @@ expect_no_match "$work/tree.txt" "loaded through" "nothing is added from disk"
 # Alone in another directory, the module's DT_NEEDED is found nowhere.
 cp needed/needs_local.so "$work/alone/"
 "$tool" "$work/alone/needs_local.so" >"$work/alone.txt" 2>&1
-expect_line "$work/alone.txt" "  DT_NEEDED not found: 1 library (neither audited nor on this machine)" \
+expect_line "$work/alone.txt" "  DT_NEEDED not found: 1 library (neither audited nor on this machine): libmid.so" \
   "an unresolvable DT_NEEDED is counted"
 expect_line "$work/alone.txt" "  allocators: none" "and brings no allocator"
 

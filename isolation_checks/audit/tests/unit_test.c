@@ -1,9 +1,11 @@
 /*
  * unit_test.c - the audit's parts on inputs built in memory: the nsalloc
  * identification record parser, the bounded name collections, the signature
- * rules, and the set-level judgement (who can share a process).
+ * rules (symbols and strings), and the set-level judgement (who can share a
+ * process).
  */
 #include "artifact.h"
+#include "evidence.h"
 #include "findings.h"
 #include "names.h"
 #include "nsalloc_id.h"
@@ -116,6 +118,13 @@ static void test_symbol_rules(void) {
   CHECK_EQ(family_of_symbol("je_arena_boot"), FAMILY_JEMALLOC);
   CHECK_EQ(family_of_symbol("mallocx"), FAMILY_JEMALLOC);
   CHECK_EQ(family_of_symbol("_rjem_malloc"), FAMILY_JEMALLOC);
+  /* mallctl and its two siblings exactly; a program's own helpers named
+   * after it (redis's mallctl_int) are no signature. */
+  CHECK_EQ(family_of_symbol("mallctl"), FAMILY_JEMALLOC);
+  CHECK_EQ(family_of_symbol("mallctlnametomib"), FAMILY_JEMALLOC);
+  CHECK_EQ(family_of_symbol("mallctlbymib"), FAMILY_JEMALLOC);
+  CHECK_EQ(family_of_symbol("mallctl_int"), FAMILY_COUNT);
+  CHECK_EQ(family_of_symbol("mallctlx"), FAMILY_COUNT);
   CHECK_EQ(family_of_symbol("mi_heap_new"), FAMILY_MIMALLOC);
   CHECK_EQ(family_of_symbol("_mi_heap_default"), FAMILY_MIMALLOC);
   CHECK_EQ(family_of_symbol("_ZN8tcmalloc11ThreadCache17threadlocal_data_E"), FAMILY_TCMALLOC);
@@ -149,6 +158,20 @@ static void test_symbol_rules(void) {
   CHECK(!standard_allocator_symbol("mallocx"));
   CHECK(!standard_allocator_symbol("__libc_malloc"));
   CHECK(!standard_allocator_symbol("_ZdlPFvvE")); /* not operator delete(void *) */
+}
+
+/* A family needs its own signature: the malloc_stats() lines every
+ * allocator offering malloc_stats() prints (nsalloc's override library
+ * included) are not dlmalloc's; ptmalloc's integrity message is. */
+static void test_string_signatures(void) {
+  static const char stats[] = "system bytes     = %10lu\nin use bytes     = %10lu\n";
+  static const char ptmalloc[] = "malloc(): corrupted top size";
+  artifact_t *artifact = artifact_new("override.so");
+  evidence_bytes(artifact, stats, sizeof stats);
+  CHECK(!artifact_has_family(artifact, FAMILY_DLMALLOC));
+  evidence_bytes(artifact, ptmalloc, sizeof ptmalloc);
+  CHECK(artifact_has_family(artifact, FAMILY_DLMALLOC));
+  artifact_free(artifact);
 }
 
 /* An artifact holding jemalloc, of the given kind and machine. */
@@ -266,7 +289,7 @@ int main(int argc, char **argv) {
       TEST(test_record_bounds),          TEST(test_sample_keeps_smallest),
       TEST(test_nameset_sorted_bounded), TEST(test_symbol_rules),
       TEST(test_who_shares_a_process),   TEST(test_findings_sorted_by_severity),
-      TEST(test_system_runtime),
+      TEST(test_system_runtime),         TEST(test_string_signatures),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
