@@ -4,6 +4,7 @@
 #include "elf_scan.h"
 #include "macho_scan.h"
 #include "pe_scan.h"
+#include "utf8.h"
 #include "util.h"
 
 #include <archive.h>
@@ -136,24 +137,6 @@ static char *read_entry(walk_t *walk, struct archive_entry *entry, size_t *size,
   return buffer;
 }
 
-/* The length of the well-formed UTF-8 sequence at p (before end), or 0:
- * no overlong forms, surrogates or code points past U+10FFFF. */
-static size_t utf8_sequence(const unsigned char *p, const unsigned char *end) {
-  size_t len = *p < 0x80                  ? 1
-               : *p >= 0xc2 && *p <= 0xdf ? 2
-               : (*p & 0xf0) == 0xe0      ? 3
-               : *p >= 0xf0 && *p <= 0xf4 ? 4
-                                          : 0;
-  if (len == 0 || (size_t)(end - p) < len) return 0;
-  for (size_t k = 1; k < len; k++) {
-    if ((p[k] & 0xc0) != 0x80) return 0;
-  }
-  if ((*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] > 0x9f) || (*p == 0xf0 && p[1] < 0x90) ||
-      (*p == 0xf4 && p[1] > 0x8f))
-    return 0;
-  return len;
-}
-
 /* s with every byte that is not part of a well-formed UTF-8 sequence
  * written as "\xNN". Caller frees. */
 static char *utf8_or_escaped(const char *s) {
@@ -161,7 +144,8 @@ static char *utf8_or_escaped(const char *s) {
   char *out = xmalloc(4 * len + 1), *o = out;
   const unsigned char *p = (const unsigned char *)s, *end = p + len;
   while (p < end) {
-    size_t n = utf8_sequence(p, end);
+    uint32_t code_point;
+    size_t n = utf8_decode(p, end, &code_point);
     if (n) {
       memcpy(o, p, n);
       o += n;

@@ -41,37 +41,39 @@ static bool is_deleted(const char *path) {
   return len > suffix && strcmp(path + len - suffix, DELETED_SUFFIX) == 0;
 }
 
-/* Opens the file behind the mapping, or returns -1 with an error recorded. */
-static int open_mapped(audit_set_t *set, long pid, const mapping_t *m) {
+/* Opens the regular file behind the mapping: through map_files, else by
+ * path (then only if it is still the mapped inode). Returns -1 with an
+ * error recorded, or -1 with *special set for a device. */
+static int open_mapped(audit_set_t *set, long pid, const mapping_t *m, bool *special) {
   char *via = xasprintf("/proc/%ld/map_files/%jx-%jx", pid, m->start, m->end);
-  int fd = open(via, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
+  bool by_map_files = stat(via, &st) == 0;
   int via_error = errno;
-  free(via);
-  if (fd >= 0) return fd;
-  if (via_error != EPERM && via_error != EACCES) {
+  const char *what = by_map_files ? via : m->path;
+  if (!by_map_files && via_error != EPERM && via_error != EACCES) {
     audit_set_add_error(set, m->path, strerror(via_error));
-    return -1;
-  }
-  if (is_deleted(m->path)) {
+    what = NULL;
+  } else if (!by_map_files && is_deleted(m->path)) {
     audit_set_add_error(set, m->path,
                         "deleted since it was mapped, and /proc/PID/map_files cannot be read "
                         "(it needs CAP_SYS_ADMIN): not audited");
-    return -1;
-  }
-  fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
+    what = NULL;
+  } else if (!by_map_files && stat(m->path, &st) != 0) {
     audit_set_add_error(set, m->path, strerror(errno));
-    if (fd >= 0) close(fd);
-    return -1;
-  }
-  if (st.st_ino != m->inode || major(st.st_dev) != m->major || minor(st.st_dev) != m->minor) {
+    what = NULL;
+  } else if (!by_map_files && (st.st_ino != m->inode || major(st.st_dev) != m->major ||
+                               minor(st.st_dev) != m->minor)) {
     audit_set_add_error(set, m->path,
                         "replaced on disk since it was mapped, and /proc/PID/map_files cannot be "
                         "read (it needs CAP_SYS_ADMIN): not audited");
-    close(fd);
-    return -1;
+    what = NULL;
+  } else if (!S_ISREG(st.st_mode)) {
+    *special = true;
+    what = NULL;
   }
+  int fd = what ? open(what, O_RDONLY | O_CLOEXEC) : -1;
+  if (what && fd < 0) audit_set_add_error(set, m->path, strerror(errno));
+  free(via);
   return fd;
 }
 
@@ -85,14 +87,16 @@ static bool mapped_before(const mapping_t *seen, size_t nseen, const mapping_t *
   return false;
 }
 
+static int by_path(const void *a, const void *b) {
+  return strcmp(((const mapping_t *)a)->path, ((const mapping_t *)b)->path);
+}
+
 static void audit_mapping(inputs_t *inputs, long pid, const mapping_t *m) {
-  int fd = open_mapped(inputs->set, pid, m);
+  bool special = false;
+  int fd = open_mapped(inputs->set, pid, m, &special);
+  if (special) sample_add(&inputs->set->special_files, m->path);
   if (fd < 0) return;
-  struct stat st;
-  if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
-    sample_add(&inputs->set->special_files, m->path);
-  else
-    inputs_audit_fd(inputs, fd, m->path, false);
+  inputs_audit_fd(inputs, fd, m->path, false);
   close(fd);
 }
 
@@ -126,6 +130,9 @@ void process_audit(inputs_t *inputs, long pid) {
                         ferror(maps) ? "its memory map could not be read (did it exit?)"
                                      : "it maps nothing (a zombie or a kernel thread)");
   } else {
+    /* In path order, as a directory walk: the report does not depend on
+     * where the loader happened to map each file. */
+    if (nseen) qsort(seen, nseen, sizeof seen[0], by_path);
     for (size_t i = 0; i < nseen; i++)
       audit_mapping(inputs, pid, &seen[i]);
   }

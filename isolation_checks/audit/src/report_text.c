@@ -1,10 +1,12 @@
 /* report_text.c - the human-readable report. */
 #include "report.h"
 
+#include "utf8.h"
 #include "util.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *report_tls_model(const artifact_t *artifact) {
   if (artifact->static_tls) return "static";
@@ -12,16 +14,20 @@ const char *report_tls_model(const artifact_t *artifact) {
 }
 
 void report_text_put(FILE *out, const char *text) {
-  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-    /* C0 controls, DEL, and the C1 controls U+0080..U+009F (0xc2 0x80..0x9f
-     * in UTF-8), which some terminals obey too. */
-    bool c1 = c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f;
-    if (*c < 0x20 || *c == 0x7f || c1) {
-      fprintf(out, "\\x%02x", *c);
-      if (c1) fprintf(out, "\\x%02x", *++c);
-    } else {
-      fputc(*c, out);
+  const unsigned char *c = (const unsigned char *)text, *end = c + strlen(text);
+  while (c < end) {
+    uint32_t code_point;
+    size_t n = utf8_decode(c, end, &code_point);
+    /* C0 controls, DEL and the C1 controls, which some terminals obey too,
+     * and bytes that are not UTF-8. */
+    bool escape = n == 0 || code_point < 0x20 || (code_point >= 0x7f && code_point <= 0x9f);
+    for (size_t k = 0; k < (n ? n : 1); k++) {
+      if (escape)
+        fprintf(out, "\\x%02x", c[k]);
+      else
+        fputc(c[k], out);
     }
+    c += n ? n : 1;
   }
 }
 

@@ -10,7 +10,8 @@ DIR/overlap.zip   David Fifield's overlapping-entry bomb ("A better zip bomb",
                   terabytes once inflated)
 DIR/nest.zip      a 42.zip-style nest: 16 zips of 16 zips of 16 zips, each
                   leaf holding one 64 MiB member of zeros
-DIR/elf_bomb.zip  an ELF header followed by 2 GiB of zeros
+DIR/elf_bomb.zip  an ELF header followed by 512 MiB of zeros (about 0.5 MB)
+DIR/zeros.tar.gz  a tarball of one 1 GiB member of zeros (about 1 MB)
 """
 import os
 import struct
@@ -109,6 +110,22 @@ def nest_zip(path, fanout=16, levels=3, leaf_mib=256):
         out.write(blob)
 
 
+def zeros_tar_gz(path, zero_mib):
+    """A tar header, then zero_mib MiB of zeros (the member and, past it,
+    the end-of-archive blocks), gzipped."""
+    header = bytearray(512)
+    fields = [(0, b"zeros.bin"), (100, b"0000644\0"), (124, b"%011o\0" % ((zero_mib - 1) * MIB)),
+              (136, b"00000000000\0"), (156, b"0"), (257, b"ustar\x0000")]
+    for offset, value in fields:
+        header[offset:offset + len(value)] = value
+    header[148:156] = b" " * 8
+    header[148:156] = b"%06o\0 " % sum(header)
+    data = deflate(bytes(header), zero_mib)
+    trailer = struct.pack("<LL", crc(bytes(header), zero_mib), (512 + zero_mib * MIB) & 0xFFFFFFFF)
+    with open(path, "wb") as out:
+        out.write(b"\x1f\x8b\x08\0\0\0\0\0\x02\xff" + data + trailer)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -117,6 +134,7 @@ def main():
     nest_zip(os.path.join(out, "nest.zip"))
     elf = b"\x7fELF\x02\x01\x01" + bytes(57)
     zeros_zip(os.path.join(out, "elf_bomb.zip"), 512, prefix=elf, name=b"mod.so")
+    zeros_tar_gz(os.path.join(out, "zeros.tar.gz"), 1025)
 
 
 if __name__ == "__main__":
