@@ -2,7 +2,7 @@
 #include "utf8.h"
 
 size_t utf8_decode(const unsigned char *p, const unsigned char *end, uint32_t *code_point) {
-  size_t len = *p < 0x80                 ? 1
+  size_t len = *p < 0x80                  ? 1
                : *p >= 0xc2 && *p <= 0xdf ? 2
                : (*p & 0xf0) == 0xe0      ? 3
                : *p >= 0xf0 && *p <= 0xf4 ? 4
