@@ -92,6 +92,7 @@ static int by_path(const void *a, const void *b) {
 }
 
 static void audit_mapping(inputs_t *inputs, long pid, const mapping_t *m) {
+  if (audit_set_excludes(inputs->set, m->path, false)) return;
   bool special = false;
   int fd = open_mapped(inputs->set, pid, m, &special);
   if (special) sample_add(&inputs->set->special_files, m->path);

@@ -83,6 +83,9 @@ fixtures)
   expect_match two.txt "  exported TLS: exports [0-9]+ symbols?: .*" \
     "the deleted module's exported TLS is read (through /proc/PID/map_files)"
   expect_match two.txt ".*/python3[.0-9]*" "the interpreter itself is audited"
+  audit excluded --pid="$two" "--exclude=*/nif_jemalloc_b.so"
+  expect_no_match excluded.txt "duplicate-family" "--exclude applies to mapped files: one jemalloc NIF left"
+  expect_line excluded.txt "  1 path excluded: $fixtures/nif_jemalloc_b.so" "the excluded file is counted"
   "$tool" --json --pid="$two" >two.json 2>/dev/null
   python3 -c 'import json,sys; d=json.load(open("two.json")); assert any(a["path"].endswith("gone.so (deleted)") for a in d["artifacts"])' \
     && pass "the JSON report names the deleted file" || fail "the JSON report names the deleted file"
