@@ -92,14 +92,11 @@ static char *charge(walk_t *walk, uint64_t bytes) {
 /* Reads the current entry into a buffer. Its first DECIDE_AFTER bytes decide
  * whether it is wanted; only then is the rest read, the buffer growing as
  * data arrives (a declared size is only a hint: zip entries may not declare
- * one), up to CONTAINER_MEMBER_MAX. Returns NULL with *error set on failure;
+ * one), up to CONTAINER_MEMBER_MAX (a larger member that is not wanted is
+ * passed over, not refused). Returns NULL with *error set on failure;
  * an unwanted member returns a buffer that is not wanted(). */
 static char *read_entry(walk_t *walk, struct archive_entry *entry, size_t *size, char **error) {
   int64_t declared = archive_entry_size_is_set(entry) ? archive_entry_size(entry) : -1;
-  if (declared > (int64_t)CONTAINER_MEMBER_MAX) {
-    *error = xasprintf("member larger than %zu bytes", CONTAINER_MEMBER_MAX);
-    return NULL;
-  }
   /* A compressed tarball inflates every byte of a member to pass it over:
    * charged before any is, so a bomb is refused without inflating it. */
   bool charged = walk->charge_skipped && declared >= 0;
@@ -110,7 +107,7 @@ static char *read_entry(walk_t *walk, struct archive_entry *entry, size_t *size,
   for (;;) {
     if (used == cap) {
       if (used == DECIDE_AFTER && !wanted(buffer, used)) break;
-      if (cap >= CONTAINER_MEMBER_MAX) {
+      if (cap >= CONTAINER_MEMBER_MAX || declared > (int64_t)CONTAINER_MEMBER_MAX) {
         free(buffer);
         *error = xasprintf("member larger than %zu bytes", CONTAINER_MEMBER_MAX);
         return NULL;

@@ -76,6 +76,24 @@ expect_small "tarball of zeros"
 expect_line err.txt "nsalloc-audit: zeros.tar.gz!zeros.bin: its container inflates past 100 times its size (--max-ratio), a compression bomb: not audited further" \
   "refused by its declared size, before inflating it"
 
+# A member declaring more than 1 GiB is refused once its first bytes show
+# it is wanted (an ELF header; the tar is cut short after 8 KiB), and passed
+# over when they show it is not.
+python3 - <<'PY'
+import io, tarfile
+for name, head in (("huge_elf.tar", b"\x7fELF\x02\x01\x01"), ("huge_data.tar", b"data")):
+    info = tarfile.TarInfo("member")
+    info.size = 2 << 30
+    header = info.tobuf(format=tarfile.USTAR_FORMAT)
+    open(name, "wb").write(header + head + bytes(8192))
+PY
+bounded 20 huge_elf.tar
+expect_status 2 "a wanted member past 1 GiB is an error"
+expect_line err.txt "nsalloc-audit: huge_elf.tar!member: member larger than 1073741824 bytes" "the error names it"
+bounded 20 huge_data.tar "$good"
+expect_line err.txt "nsalloc-audit: huge_data.tar: Truncated input file (needed 2147483648 bytes, only 8196 available)" \
+  "a member past 1 GiB that is not wanted is passed over (its archive is cut short)"
+
 # The limits are options: raised, the ELF-headed bomb meets the other limit
 # (negative control: with both raised it would be read whole).
 bounded 20 --max-ratio=100000 --max-inflated=64M elf_bomb.zip
