@@ -186,8 +186,14 @@ static void support_formats(struct archive *archive, container_format_t format) 
 static char *walk_members(walk_t *walk, const void *image, size_t size, container_format_t format,
                           container_member_fn on_member, container_error_fn on_error, void *ctx) {
   struct archive *archive = walk->archive;
-  if (archive_read_open_memory(archive, image, size) != ARCHIVE_OK)
+  if (archive_read_open_memory(archive, image, size) != ARCHIVE_OK) {
+    /* An empty compressed stream (Debian gzips empty man pages) holds no
+     * member, though libarchive finds no format in it. */
+    if (format == CONTAINER_COMPRESSED && archive_filter_count(archive) > 1 &&
+        archive_filter_bytes(archive, 0) == 0)
+      return NULL;
     return archive_message(archive, "unreadable container");
+  }
   bool is_ar = format == CONTAINER_AR;
   int64_t ar_end = 8; /* where the members read so far end: after "!<arch>\n" */
   while (!walk->budget->exhausted) {

@@ -94,6 +94,16 @@ bounded 20 huge_data.tar "$good"
 expect_line err.txt "nsalloc-audit: huge_data.tar: Truncated input file (needed 2147483648 bytes, only 8196 available)" \
   "a member past 1 GiB that is not wanted is passed over (its archive is cut short)"
 
+# An empty gzip stream (Debian ships empty man pages gzipped) holds nothing;
+# a truncated one is an error.
+mkdir empty
+: | gzip >empty/empty.1.gz
+head -c 15 empty/empty.1.gz >cut.gz
+bounded 20 empty "$good"
+expect_status 0 "an empty gzip stream is no error"
+bounded 20 cut.gz "$good"
+expect_status 2 "a truncated gzip stream is an error"
+
 # The limits are options: raised, the ELF-headed bomb meets the other limit
 # (negative control: with both raised it would be read whole).
 bounded 20 --max-ratio=100000 --max-inflated=64M elf_bomb.zip
