@@ -143,6 +143,10 @@ typedef struct audit_set {
   char *const *excludes;
   size_t nexcludes;
   sample_t excluded;
+  /* Limits on the bytes one input's containers may inflate to (container.h;
+   * 0: the default). */
+  uint64_t max_inflated;
+  uint64_t max_ratio;
 } audit_set_t;
 
 void audit_set_add_artifact(audit_set_t *set, artifact_t *artifact);

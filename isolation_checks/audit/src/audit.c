@@ -12,13 +12,14 @@
 typedef struct container_walk {
   audit_set_t *set;
   const char *path;
-  artifact_t *archive; /* the artifact an ar archive's members go into; NULL otherwise */
-  size_t members;      /* ELF and container members met */
-  int depth;           /* containers enclosing this one */
+  artifact_t *archive;        /* the artifact an ar archive's members go into; NULL otherwise */
+  size_t members;             /* ELF and container members met */
+  int depth;                  /* containers enclosing this one */
+  container_budget_t *budget; /* shared by every container of one input */
 } container_walk_t;
 
 static void audit_nested(audit_set_t *set, const char *path, char *image, size_t size, bool named,
-                         int depth);
+                         int depth, container_budget_t *budget);
 
 /* "lib.a(member.o)" as binutils names archive members, "x.whl!dir/mod.so"
  * for files inside a zip. */
@@ -54,7 +55,7 @@ static void on_container_member(void *ctx, const char *member, char *image, size
   } else {
     /* Every shared object in a wheel or tarball is loaded on its own (one
      * artifact each); a container inside is opened in turn. */
-    audit_nested(walk->set, path, image, size, false, walk->depth + 1);
+    audit_nested(walk->set, path, image, size, false, walk->depth + 1, walk->budget);
   }
   free(path);
 }
@@ -67,13 +68,14 @@ static void on_container_error(void *ctx, const char *member, const char *messag
 }
 
 static void audit_container(audit_set_t *set, const char *path, const char *image, size_t size,
-                            container_format_t format, int depth) {
-  container_walk_t walk = {.set = set, .path = path, .depth = depth};
+                            container_format_t format, int depth, container_budget_t *budget) {
+  container_walk_t walk = {.set = set, .path = path, .depth = depth, .budget = budget};
   if (format == CONTAINER_AR) {
     walk.archive = artifact_new(path);
     walk.archive->kind = KIND_ARCHIVE;
   }
-  char *error = container_each_member(image, size, on_container_member, on_container_error, &walk);
+  char *error =
+      container_each_member(image, size, budget, on_container_member, on_container_error, &walk);
   if (error) {
     audit_set_add_error(set, path, error);
     free(error);
@@ -120,7 +122,7 @@ static void on_fat_slice(void *ctx, const char *cpu, const char *image, size_t s
 }
 
 static void audit_nested(audit_set_t *set, const char *path, char *image, size_t size, bool named,
-                         int depth) {
+                         int depth, container_budget_t *budget) {
   macho_kind_t macho = macho_kind_of(image, size);
   /* Separate debug files sit next to the programs they describe; a walk
    * skips them, as no process loads them (named, they are an error). */
@@ -162,7 +164,7 @@ static void audit_nested(audit_set_t *set, const char *path, char *image, size_t
     audit_set_add_error(set, path, message);
     free(message);
   } else if (format != CONTAINER_NONE) {
-    audit_container(set, path, image, size, format, depth);
+    audit_container(set, path, image, size, format, depth, budget);
   } else if (named) {
     audit_set_add_error(set, path, "not an ELF, PE or Mach-O file, static archive, zip or tarball");
   } else {
@@ -171,5 +173,6 @@ static void audit_nested(audit_set_t *set, const char *path, char *image, size_t
 }
 
 void audit_image(audit_set_t *set, const char *path, char *image, size_t size, bool named) {
-  audit_nested(set, path, image, size, named, 0);
+  container_budget_t budget = {.max_inflated = set->max_inflated, .max_ratio = set->max_ratio};
+  audit_nested(set, path, image, size, named, 0, &budget);
 }

@@ -18,14 +18,55 @@ static void add_errno_error(inputs_t *inputs, const char *path, int error) {
   audit_set_add_error(inputs->set, path, strerror(error));
 }
 
-/* Records the file as seen; false if it had been seen already. */
-static bool first_sighting(inputs_t *inputs, const struct stat *st) {
+/* The earlier sighting of the file, or NULL after recording this first one. */
+static file_identity_t *earlier_sighting(inputs_t *inputs, const struct stat *st) {
   for (size_t i = 0; i < inputs->nseen; i++) {
-    if (inputs->seen[i].device == st->st_dev && inputs->seen[i].inode == st->st_ino) return false;
+    if (inputs->seen[i].device == st->st_dev && inputs->seen[i].inode == st->st_ino)
+      return &inputs->seen[i];
   }
   xgrow((void **)&inputs->seen, &inputs->seen_cap, inputs->nseen, sizeof inputs->seen[0]);
-  inputs->seen[inputs->nseen++] = (file_identity_t){st->st_dev, st->st_ino};
-  return true;
+  inputs->seen[inputs->nseen++] = (file_identity_t){st->st_dev, st->st_ino, false};
+  return NULL;
+}
+
+void inputs_audit_fd(inputs_t *inputs, int fd, const char *path, bool named) {
+  audit_set_t *set = inputs->set;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    add_errno_error(inputs, path, errno);
+    return;
+  }
+  file_identity_t *earlier = earlier_sighting(inputs, &st);
+  if (earlier && !(named && earlier->passed_over)) {
+    set->skipped_duplicate++;
+    return;
+  }
+  if (earlier) {
+    /* A file a directory walk passed over, named now: judged as named, as
+     * it would have been in the other order. */
+    set->skipped_non_elf--;
+    set->skipped_duplicate++;
+    earlier->passed_over = false;
+  }
+  size_t index = earlier ? (size_t)(earlier - inputs->seen) : inputs->nseen - 1;
+  size_t passed_over = set->skipped_non_elf;
+  if (st.st_size == 0) {
+    if (named)
+      audit_set_add_error(set, path, "empty file");
+    else
+      set->skipped_non_elf++;
+  } else {
+    /* A private mapping: the file itself is never written. */
+    size_t size = (size_t)st.st_size;
+    void *image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (image == MAP_FAILED) {
+      add_errno_error(inputs, path, errno);
+    } else {
+      audit_image(set, path, image, size, named);
+      munmap(image, size);
+    }
+  }
+  inputs->seen[index].passed_over = set->skipped_non_elf > passed_over;
 }
 
 static void audit_file(inputs_t *inputs, const char *path, bool named) {
@@ -34,27 +75,7 @@ static void audit_file(inputs_t *inputs, const char *path, bool named) {
     add_errno_error(inputs, path, errno);
     return;
   }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    add_errno_error(inputs, path, errno);
-  } else if (!first_sighting(inputs, &st)) {
-    inputs->set->skipped_duplicate++;
-  } else if (st.st_size == 0) {
-    if (named)
-      audit_set_add_error(inputs->set, path, "empty file");
-    else
-      inputs->set->skipped_non_elf++;
-  } else {
-    /* A private mapping: the file itself is never written. */
-    size_t size = (size_t)st.st_size;
-    void *image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    if (image == MAP_FAILED) {
-      add_errno_error(inputs, path, errno);
-    } else {
-      audit_image(inputs->set, path, image, size, named);
-      munmap(image, size);
-    }
-  }
+  inputs_audit_fd(inputs, fd, path, named);
   close(fd);
 }
 

@@ -9,17 +9,20 @@
 #include "findings.h"
 #include "inputs.h"
 #include "needed.h"
+#include "process.h"
 #include "report.h"
 #include "util.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *out) {
   fputs("usage: nsalloc-audit [OPTION...] PATH...\n"
+        "       nsalloc-audit [OPTION...] --pid=PID [PATH...]\n"
         "\n"
         "Audits ELF executables, shared objects, relocatable objects, static archives\n"
         "and zips/wheels (files, directories walked recursively, or glob patterns) for\n"
@@ -32,11 +35,30 @@ static void usage(FILE *out) {
         "  --write-baseline=FILE  write every finding (and the excludes) to FILE as a\n"
         "                         baseline, then judge this run by it\n"
         "  --exclude=GLOB         do not audit paths matching GLOB ('*' matches '/')\n"
+        "  --max-inflated=SIZE    stop reading an input whose archives inflate to more\n"
+        "                         than SIZE bytes (suffix K, M or G; default 4G)\n"
+        "  --max-ratio=N          stop reading an archive that inflates to more than N\n"
+        "                         times its own size, plus 1M (default 100)\n"
+        "  --pid=PID              audit the files mapped into running process PID (Linux),\n"
+        "                         deleted ones included; with or instead of PATHs\n"
         "  --help, --version\n"
         "\n"
         "Exit status: 0 clean, 1 findings at or above --fail-on that no baseline\n"
         "accepts, 2 usage or input error (or nothing audited).\n",
         out);
+}
+
+/* A count with an optional K, M or G (binary) suffix, at least 1. */
+static bool parse_count(const char *text, uint64_t *out) {
+  char *end;
+  errno = 0;
+  uintmax_t value = strtoumax(text, &end, 10);
+  unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+  if (shift) end++;
+  if (errno || end == text || *end || text[0] == '-' || value == 0 || value > (UINT64_MAX >> shift))
+    return false;
+  *out = (uint64_t)value << shift;
+  return true;
 }
 
 /* Writes the baseline and reads it back into *written, so the file is known
@@ -63,6 +85,9 @@ int main(int argc, char **argv) {
       {"baseline", required_argument, NULL, 'b'},
       {"write-baseline", required_argument, NULL, 'w'},
       {"exclude", required_argument, NULL, 'x'},
+      {"max-inflated", required_argument, NULL, 'I'},
+      {"max-ratio", required_argument, NULL, 'R'},
+      {"pid", required_argument, NULL, 'p'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
@@ -71,6 +96,7 @@ int main(int argc, char **argv) {
   severity_t fail_on = SEVERITY_MEDIUM;
   const char *baseline_path = NULL, *write_path = NULL;
   baseline_t baseline = {0}, written = {0};
+  uint64_t max_inflated = 0, max_ratio = 0, pid = 0;
   int option, status = 2;
   while ((option = getopt_long(argc, argv, "", options, NULL)) != -1) {
     switch (option) {
@@ -95,6 +121,21 @@ int main(int argc, char **argv) {
     case 'x':
       baseline_add_exclude(&baseline, optarg);
       break;
+    case 'I':
+    case 'R':
+    case 'p':
+      if (!parse_count(optarg, option == 'I'   ? &max_inflated
+                               : option == 'R' ? &max_ratio
+                                               : &pid) ||
+          (option == 'p' && pid > INT32_MAX)) {
+        fprintf(stderr, "nsalloc-audit: --%s takes a positive %s, not '%s'\n",
+                option == 'I'   ? "max-inflated"
+                : option == 'R' ? "max-ratio"
+                                : "pid",
+                option == 'p' ? "process id" : "count", optarg);
+        goto out;
+      }
+      break;
     case 'h':
       usage(stdout);
       status = 0;
@@ -112,7 +153,7 @@ int main(int argc, char **argv) {
     fputs("nsalloc-audit: --json and --sarif are two formats of one report: choose one\n", stderr);
     goto out;
   }
-  if (optind == argc) {
+  if (optind == argc && !pid) {
     usage(stderr);
     goto out;
   }
@@ -127,15 +168,19 @@ int main(int argc, char **argv) {
     }
   }
 
-  audit_set_t set = {.excludes = baseline.excludes, .nexcludes = baseline.nexcludes};
+  audit_set_t set = {.excludes = baseline.excludes,
+                     .nexcludes = baseline.nexcludes,
+                     .max_inflated = max_inflated,
+                     .max_ratio = max_ratio};
   inputs_t inputs = {.set = &set};
+  if (pid) process_audit(&inputs, (long)pid);
   for (int i = optind; i < argc; i++)
     inputs_audit_argument(&inputs, argv[i]);
   inputs_free(&inputs);
   /* Auditing nothing must not pass: a wrong path or an empty build
    * directory would otherwise turn a CI gate green. */
   if (set.nartifacts == 0 && set.nerrors == 0)
-    audit_set_add_error(&set, argv[optind],
+    audit_set_add_error(&set, optind < argc ? argv[optind] : "--pid",
                         "no artifact was audited: no ELF file, nor an archive, zip or tarball "
                         "with ELF members, was found");
   needed_resolve(&set);
@@ -168,8 +213,10 @@ int main(int argc, char **argv) {
     report_json(stdout, &set, &findings, &outcome);
   else
     report_text(stdout, &set, &findings, &outcome);
-  for (size_t i = 0; i < set.nerrors; i++)
-    fprintf(stderr, "nsalloc-audit: %s: %s\n", set.errors[i].path, set.errors[i].message);
+  for (size_t i = 0; i < set.nerrors; i++) {
+    fputs("nsalloc-audit: ", stderr);
+    report_text_error(stderr, &set.errors[i]);
+  }
 
   findings_free(&findings);
   audit_set_free(&set);

@@ -37,6 +37,13 @@ void report_json(FILE *out, const audit_set_t *set, const findings_t *findings,
 void report_sarif(FILE *out, const audit_set_t *set, const findings_t *findings,
                   const report_outcome_t *outcome);
 
+/* Writes text with every control character (C0, DEL, C1) and every byte
+ * that is not UTF-8 as "\xNN": names from archives and symbol tables are
+ * attacker-chosen, and an escape sequence must not reach the terminal. */
+void report_text_put(FILE *out, const char *text);
+/* "path: message\n", escaped so (the form errors take on standard error). */
+void report_text_error(FILE *out, const input_error_t *error);
+
 /* The TLS model line both reports print: "none", "dynamic" or "static". */
 const char *report_tls_model(const artifact_t *artifact);
 

@@ -1,24 +1,52 @@
 /* report_text.c - the human-readable report. */
 #include "report.h"
 
+#include "utf8.h"
 #include "util.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *report_tls_model(const artifact_t *artifact) {
   if (artifact->static_tls) return "static";
   return artifact->uses_tls ? "dynamic" : "none";
 }
 
+void report_text_put(FILE *out, const char *text) {
+  const unsigned char *c = (const unsigned char *)text, *end = c + strlen(text);
+  while (c < end) {
+    uint32_t code_point;
+    size_t n = utf8_decode(c, end, &code_point);
+    /* C0 controls, DEL and the C1 controls, which some terminals obey too,
+     * and bytes that are not UTF-8. */
+    bool escape = n == 0 || code_point < 0x20 || (code_point >= 0x7f && code_point <= 0x9f);
+    for (size_t k = 0; k < (n ? n : 1); k++) {
+      if (escape)
+        fprintf(out, "\\x%02x", c[k]);
+      else
+        fputc(c[k], out);
+    }
+    c += n ? n : 1;
+  }
+}
+
 static const char *plural(size_t n) {
   return n == 1 ? "" : "s";
 }
 
+/* The names a sample kept, and how many more it counted. */
+static void print_names(FILE *out, const sample_t *sample) {
+  for (size_t k = 0; k < sample->kept; k++) {
+    if (k) fputs(", ", out);
+    report_text_put(out, sample->names[k]);
+  }
+  if (sample->count > sample->kept) fprintf(out, " and %zu more", sample->count - sample->kept);
+}
+
 static void print_sample(FILE *out, const char *verb, const sample_t *sample) {
   fprintf(out, "%s %zu symbol%s: ", verb, sample->count, plural(sample->count));
-  for (size_t k = 0; k < sample->kept; k++)
-    fprintf(out, "%s%s", k ? ", " : "", sample->names[k]);
-  if (sample->count > sample->kept) fprintf(out, " and %zu more", sample->count - sample->kept);
+  print_names(out, sample);
 }
 
 static void print_family_evidence(FILE *out, const artifact_t *artifact, family_t family) {
@@ -49,12 +77,20 @@ static void print_family_evidence(FILE *out, const artifact_t *artifact, family_
 
 static void print_nsalloc_copy(FILE *out, const nsalloc_copy_t *copy) {
   if (!copy->id.valid) {
-    fprintf(out, "    nsalloc: malformed identification record \"%s\"\n", copy->id.text);
+    fputs("    nsalloc: malformed identification record \"", out);
+    report_text_put(out, copy->id.text);
+    fputs("\"\n", out);
     return;
   }
-  fprintf(out, "    nsalloc: prefix=%s version=%s visibility=%s tls=%s; %smalloc %s, %s%s\n",
-          copy->id.prefix, copy->id.version, copy->id.hidden ? "hidden" : "default", copy->id.tls,
-          copy->id.prefix, copy->defines_malloc ? "defined" : "not in .symtab",
+  fputs("    nsalloc: prefix=", out);
+  report_text_put(out, copy->id.prefix);
+  fputs(" version=", out);
+  report_text_put(out, copy->id.version);
+  fprintf(out, " visibility=%s tls=", copy->id.hidden ? "hidden" : "default");
+  report_text_put(out, copy->id.tls);
+  fputs("; ", out);
+  report_text_put(out, copy->id.prefix);
+  fprintf(out, "malloc %s, %s%s\n", copy->defines_malloc ? "defined" : "not in .symtab",
           copy->exports_malloc ? "exported" : "not exported",
           copy->distribution ? " (the copy's own library)" : "");
 }
@@ -79,7 +115,11 @@ static void print_dependencies(FILE *out, const artifact_t *artifact) {
     fputc('\n', out);
   }
   for (size_t i = 0; i < artifact->ndeps; i++) {
-    fprintf(out, "    %s => %s: ", artifact->deps[i].name, artifact->deps[i].path);
+    fputs("    ", out);
+    report_text_put(out, artifact->deps[i].name);
+    fputs(" => ", out);
+    report_text_put(out, artifact->deps[i].path);
+    fputs(": ", out);
     print_family_list(out, artifact->deps[i].families);
     fputc('\n', out);
   }
@@ -97,13 +137,24 @@ static void print_dependencies(FILE *out, const artifact_t *artifact) {
 
 static void print_artifact(FILE *out, const artifact_t *artifact) {
   char *description = artifact_describe(artifact);
-  fprintf(out, "%s\n  type: %s\n", artifact->path, description);
+  report_text_put(out, artifact->path);
+  fprintf(out, "\n  type: %s\n", description);
   free(description);
-  if (artifact->soname) fprintf(out, "  soname: %s\n", artifact->soname);
-  if (artifact->needed_by)
-    fprintf(out, "  loaded through DT_NEEDED of %s (found on disk)\n", artifact->needed_by);
-  if (artifact->host_vm)
-    fprintf(out, "  host VM: %s (entry point %s)\n", artifact->host_vm, artifact->host_vm_entry);
+  if (artifact->soname) {
+    fputs("  soname: ", out);
+    report_text_put(out, artifact->soname);
+    fputc('\n', out);
+  }
+  if (artifact->needed_by) {
+    fputs("  loaded through DT_NEEDED of ", out);
+    report_text_put(out, artifact->needed_by);
+    fputs(" (found on disk)\n", out);
+  }
+  if (artifact->host_vm) {
+    fprintf(out, "  host VM: %s (entry point ", artifact->host_vm);
+    report_text_put(out, artifact->host_vm_entry);
+    fputs(")\n", out);
+  }
   if (artifact->system_runtime)
     fputs("  role: system C/C++ runtime (not counted in set-level findings)\n", out);
   else if (artifact->kind == KIND_ARCHIVE || artifact->kind == KIND_RELOCATABLE)
@@ -137,12 +188,17 @@ static void print_artifact(FILE *out, const artifact_t *artifact) {
   fputc('\n', out);
 }
 
+void report_text_error(FILE *out, const input_error_t *error) {
+  report_text_put(out, error->path);
+  fputs(": ", out);
+  report_text_put(out, error->message);
+  fputc('\n', out);
+}
+
 static void print_passed_over(FILE *out, const char *what, const sample_t *sample) {
   if (!sample->count) return;
   fprintf(out, "  %zu %s%s: ", sample->count, what, plural(sample->count));
-  for (size_t k = 0; k < sample->kept; k++)
-    fprintf(out, "%s%s", k ? ", " : "", sample->names[k]);
-  if (sample->count > sample->kept) fprintf(out, " and %zu more", sample->count - sample->kept);
+  print_names(out, sample);
   fputc('\n', out);
 }
 
@@ -153,8 +209,9 @@ static void print_baseline_use(FILE *out, const report_outcome_t *outcome) {
   size_t unused = 0;
   for (size_t e = 0; e < baseline->len; e++)
     unused += baseline->entries[e].accepted == 0;
-  fprintf(out, "\nbaseline %s: %zu entr%s, %zu unused", outcome->baseline_path, baseline->len,
-          baseline->len == 1 ? "y" : "ies", unused);
+  fputs("\nbaseline ", out);
+  report_text_put(out, outcome->baseline_path);
+  fprintf(out, ": %zu entr%s, %zu unused", baseline->len, baseline->len == 1 ? "y" : "ies", unused);
   const char *between = unused == 1 ? " (line " : " (lines ";
   for (size_t e = 0; e < baseline->len; e++) {
     if (baseline->entries[e].accepted) continue;
@@ -187,18 +244,28 @@ void report_text(FILE *out, const audit_set_t *set, const findings_t *findings,
   }
   if (set->nerrors) {
     fputs("errors:\n", out);
-    for (size_t i = 0; i < set->nerrors; i++)
-      fprintf(out, "  %s: %s\n", set->errors[i].path, set->errors[i].message);
+    for (size_t i = 0; i < set->nerrors; i++) {
+      fputs("  ", out);
+      report_text_error(out, &set->errors[i]);
+    }
     fputc('\n', out);
   }
   fputs("findings:", out);
   fputs(findings->len ? "\n" : " none\n", out);
   for (size_t i = 0; i < findings->len; i++) {
     const finding_t *finding = &findings->items[i];
-    fprintf(out, "  [%s] %s: %s\n    risk: %s\n    fix: %s\n", severity_name(finding->severity),
-            finding->kind, finding->message, finding->risk, finding->fix);
-    if (finding->accepted_by)
-      fprintf(out, "    accepted: %s line %zu\n", outcome->baseline_path, finding->accepted_by);
+    fprintf(out, "  [%s] %s: ", severity_name(finding->severity), finding->kind);
+    report_text_put(out, finding->message);
+    fputs("\n    risk: ", out);
+    report_text_put(out, finding->risk);
+    fputs("\n    fix: ", out);
+    report_text_put(out, finding->fix);
+    fputc('\n', out);
+    if (finding->accepted_by) {
+      fputs("    accepted: ", out);
+      report_text_put(out, outcome->baseline_path);
+      fprintf(out, " line %zu\n", finding->accepted_by);
+    }
   }
   if (outcome->baseline) print_baseline_use(out, outcome);
   fprintf(out, "\nexit status %d: %zu finding%s at or above %s", outcome->exit_status,
