@@ -127,10 +127,7 @@ static void print_dependencies(FILE *out, const artifact_t *artifact) {
   if (unresolved->count) {
     fprintf(out, "  DT_NEEDED not found: %zu librar%s (neither audited nor on this machine): ",
             unresolved->count, unresolved->count == 1 ? "y" : "ies");
-    for (size_t k = 0; k < unresolved->kept; k++)
-      fprintf(out, "%s%s", k ? ", " : "", unresolved->names[k]);
-    if (unresolved->count > unresolved->kept)
-      fprintf(out, " and %zu more", unresolved->count - unresolved->kept);
+    print_names(out, unresolved);
     fputc('\n', out);
   }
 }
