@@ -12,7 +12,7 @@ static inline void *heap_alloc(heap_t *heap, size_t size) {
     block_t *block = page->free;
     if (likely(block != NULL)) return page_take(page, block);
   }
-  return heap_malloc_slow(heap, size, 0, false);
+  return heap_malloc_slow(size, heap, 0, false);
 }
 
 static void *heap_calloc_impl(heap_t *heap, size_t count, size_t size) {
@@ -21,7 +21,7 @@ static void *heap_calloc_impl(heap_t *heap, size_t count, size_t size) {
     errno = ENOMEM;
     return NULL;
   }
-  if (total > MEDIUM_MAX) return heap_malloc_slow(heap, total, 0, true);
+  if (total > MEDIUM_MAX) return heap_malloc_slow(total, heap, 0, true);
   void *p = heap_alloc(heap, total);
   if (p) memset(p, 0, total);
   return p;
@@ -43,7 +43,7 @@ static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
     if (likely(block != NULL && ((uintptr_t)block & (alignment - 1)) == 0))
       return page_take(page, block);
   }
-  return heap_malloc_slow(heap, size, alignment, false);
+  return heap_malloc_slow(size, heap, alignment, false);
 }
 
 /* Resize p: in place while the new size still fits its block (and does not

@@ -245,8 +245,10 @@ static page_t *heap_large_page(heap_t *heap, size_t size, size_t alignment) {
 /* Everything malloc's fast path does not serve. With `zero`, the block comes
  * back zeroed (calloc): memory that never held data since the OS last zeroed
  * it (fresh or purged slices of a large or huge block) is not written, so a
- * big calloc costs no time and stays out of the resident set. */
-static noinline void *heap_malloc_slow(heap_t *heap, size_t size, size_t alignment, bool zero) {
+ * big calloc costs no time and stays out of the resident set. The size comes
+ * first: malloc receives it in the first argument register, so its fast path
+ * reaches this call without moving it. */
+static noinline void *heap_malloc_slow(size_t size, heap_t *heap, size_t alignment, bool zero) {
   if (heap == &empty_heap)
     heap = heap_default();
   else if (unlikely(heap->magic != HEAP_MAGIC))

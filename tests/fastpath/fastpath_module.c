@@ -7,7 +7,15 @@
  * calls are made as users make them: TLS through TLSDESC, calls within the
  * module.
  */
+#if defined(FASTPATH_MIMALLOC)
+/* The yardstick: the same loops over mimalloc bundled the way an extension
+ * bundles it (libmimalloc-bundled.a linked with --exclude-libs,ALL). */
+#include <mimalloc.h>
+#define nsalloc_malloc mi_malloc
+#define nsalloc_free   mi_free
+#else
 #include "nsalloc.h"
+#endif
 
 #define MODULE_API __attribute__((visibility("default"), noinline))
 
