@@ -32,7 +32,15 @@ if [ "$target" = musl-static ]; then
   # A static program cannot dlopen modules: the core tests that need none
   # (the demo, unload, reload, exit_race and one fork case load modules).
   ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L core -E 'random|unload|reload|exit_race|demo|fork'
-elif [ "$target" = aarch64 ] || [ "$target" = armhf ]; then
+elif [ "$target" = armhf ]; then
+  # Not core.exit_race (as aarch64, below), nor core.unload: it measures the
+  # address space in /proc/self/statm, which under qemu-arm is the emulator's
+  # (4.4 GB from the start: qemu reserves a 32-bit guest's whole address
+  # space), so the guest's mmap and munmap never show and the test's control
+  # fails. isolation.runtime.unload runs; i386 runs core.unload natively.
+  ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L 'core|isolation' \
+    -E 'random|exit_race|core\.unload'
+elif [ "$target" = aarch64 ]; then
   # Not core.exit_race: under qemu-user even its control module (no nsalloc
   # code: a pthread key destructor and a module destructor that waits for it)
   # crashes in 5 runs of 6 when threads leave the destructor while the module
