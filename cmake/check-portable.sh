@@ -4,7 +4,8 @@
 # strict ISO C11 (-std=c11 -pedantic-errors -Wall -Wextra -Werror) with every
 # compiler found (gcc, clang), and for every cross target whose C library
 # headers are installed (aarch64 Linux through clang --target and
-# /usr/aarch64-linux-gnu). Fails on the first diagnostic; says what it skipped.
+# /usr/aarch64-linux-gnu; 32-bit i386 and armhf through their Debian cross
+# compilers). Fails on the first diagnostic; says what it skipped.
 set -eu
 amal=$1
 src=$2
@@ -31,3 +32,6 @@ if command -v clang >/dev/null 2>&1 && [ -d /usr/aarch64-linux-gnu/include ]; th
 else
   echo "strict C11: aarch64 headers (libc6-dev-arm64-cross) not installed, aarch64 skipped"
 fi
+for cc in i686-linux-gnu-gcc arm-linux-gnueabihf-gcc; do
+  if command -v $cc >/dev/null 2>&1; then compile "$cc (32-bit)" $cc; else echo "strict C11: $cc not installed, skipped"; fi
+done

@@ -58,12 +58,12 @@ static inline void free_local(page_t *page, block_t *block) {
  * parked (see page.c for why the segment stays valid meanwhile). */
 static void free_remote(page_t *page, block_t *block) {
   block->tag = (uintptr_t)page;
+  uintptr_t head = thread_free_bits(page, block);
   uintptr_t old = relaxed_load(&page->thread_free), desired;
   do {
-    block->next = (block_t *)(old & TF_PTR_MASK);
+    block->next = thread_free_head(page, old);
     uintptr_t flags = (old & TF_FULL) ? TF_NOTIFYING : (old & TF_NOTIFYING);
-    desired =
-        ((old & ~(TF_PTR_MASK | TF_FULL | TF_NOTIFYING)) + TF_COUNT_ONE) | flags | (uintptr_t)block;
+    desired = ((old & ~(TF_HEAD_MASK | TF_FULL | TF_NOTIFYING)) + TF_COUNT_ONE) | flags | head;
   } while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &old, desired,
                                                   memory_order_release, memory_order_relaxed));
   if (old & TF_FULL) page_notify_owner(page); /* else: not parked, or another free notifies */

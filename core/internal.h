@@ -24,12 +24,34 @@
 
 #define NSALLOC_BUILDING_CORE 1 /* nsalloc.h: define the API hidden unless NSALLOC_EXPORTS */
 #include "nsalloc.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* ---- targets ------------------------------------------------------------- */
+/* The core needs 32- or 64-bit pointers, size_t as wide as a pointer, and
+ * lock-free atomics on bytes, ints and pointers: the copy's shared words
+ * (thread_free, the segment map, owner keys) must never fall back to
+ * libatomic's locks, which are one table for the whole process and missing
+ * where libatomic is not linked. It never needs 64-bit atomics (32-bit MIPS
+ * and RISC-V lack them). A target without these stops here, before any
+ * system header, rather than compile into code that traps or fails to link
+ * (isolation.shape.unsupported_target). See docs/ports.md. */
+#if UINTPTR_MAX != 0xffffffffu && UINTPTR_MAX != 0xffffffffffffffffu
+#error "nsalloc: unsupported target: pointers must be 32 or 64 bits wide"
+#endif
+#if SIZE_MAX != UINTPTR_MAX
+#error "nsalloc: unsupported target: size_t must be as wide as a pointer"
+#endif
+#if ATOMIC_POINTER_LOCK_FREE != 2 || ATOMIC_INT_LOCK_FREE != 2 || ATOMIC_CHAR_LOCK_FREE != 2
+#error "nsalloc: unsupported target: no lock-free atomics on pointers, ints and bytes"
+#endif
+#define NSALLOC_32BIT (UINTPTR_MAX == 0xffffffffu)
+
 #include "prim/prim.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <stdatomic.h>
-#include <stdint.h>
 #include <string.h>
 
 #define likely(x)   __builtin_expect(!!(x), 1)
@@ -64,21 +86,40 @@
 #define BIN_COUNT      80                    /* bins 0..79 cover 16 B .. 64 KiB */
 #define OS_PAGE        4096
 
-/* The ownership map covers the user address space in SEGMENT_SIZE units. */
-#if defined(__x86_64__)
+/* The ownership map covers the user address space in SEGMENT_SIZE units:
+ * one byte per unit, so 32 MiB of (untouched until used) zero pages on x86-64
+ * and 1 KiB for the whole 4 GiB of a 32-bit process. */
+#if NSALLOC_32BIT
+#define ADDRESS_BITS 32
+#elif defined(__x86_64__)
 #define ADDRESS_BITS 47
 #else
 #define ADDRESS_BITS 48
 #endif
 #define MAP_ENTRIES ((size_t)1 << (ADDRESS_BITS - SEGMENT_SHIFT))
 
-/* page->thread_free packs, in one atomic word: the list head (a 16-byte
- * aligned block below 2^48), the number of blocks on the list (top 16 bits; a
- * page never holds more than 4096 blocks) and two flags in the low bits. */
+/* page->thread_free packs, in one atomic word, the head of the list of blocks
+ * freed by other threads, the number of blocks on the list and two flags in
+ * the low bits (every block is 16-byte aligned). A page never holds more than
+ * SLICE_SIZE / 16 blocks (a 1-slice page of 16-byte blocks): 8192 at most.
+ *   64-bit: the head's address (below 2^48) in bits 4..47, the count in the
+ *           top 16 bits.
+ *   32-bit: an address would fill the word, so the head is the block's index
+ *           in its page plus one (0: empty list) in bits 2..15 and the count
+ *           is in the top 16 bits: no 64-bit atomic needed.
+ * Read and write the head only through thread_free_head/thread_free_bits. */
 #define TF_FULL      ((uintptr_t)1) /* page is off its queue: the next remote free notifies */
 #define TF_NOTIFYING ((uintptr_t)2) /* a remote free is notifying: the owner must not collect */
-#define TF_PTR_MASK  ((((uintptr_t)1 << 48) - 1) & ~(uintptr_t)15)
+#if NSALLOC_32BIT
+#define TF_HEAD_SHIFT 2
+#define TF_HEAD_MASK  ((uintptr_t)0xfffc)
+#define TF_COUNT_ONE  ((uintptr_t)1 << 16)
+_Static_assert((SLICE_SIZE / MIN_ALIGN + 1) << TF_HEAD_SHIFT <= TF_HEAD_MASK + 1,
+               "every block index of a page fits the thread_free head");
+#else
+#define TF_HEAD_MASK ((((uintptr_t)1 << 48) - 1) & ~(uintptr_t)15)
 #define TF_COUNT_ONE ((uintptr_t)1 << 48)
+#endif
 
 typedef struct block_s block_t;
 typedef struct page_s page_t;
@@ -97,19 +138,20 @@ enum page_kind { PAGE_BINNED = 1, PAGE_LARGE, PAGE_HUGE };
 
 struct page_s {
   /* Hot fields first: the malloc and free fast paths touch only these. */
-  block_t *free;                  /* blocks ready to allocate */
-  block_t *local_free;            /* blocks freed by the owner thread */
-  _Atomic(uintptr_t) owner;       /* owner key (heap.c) allowed the local fast path; 0: none */
-  uint8_t *start;                 /* first block */
-  uint64_t div_magic;             /* floor(2^64 / block_size) + 1: see block_position() */
-  _Atomic(uint64_t) carved_limit; /* block_position() of the first block not carved yet:
-                                   * written by the owner when carving, read by any thread */
-  uint32_t used;     /* blocks allocated, not yet freed-and-collected: see page_used() */
-  uint32_t capacity; /* blocks carved so far */
-  uint32_t reserved; /* blocks that fit in the page */
-  uint8_t in_full;   /* off its bin queue (large pages always are) */
-  uint8_t untouched; /* every slice was decommitted (reads as zero) when the page was
-                      * claimed: a large or huge block needs no zeroing */
+  block_t *free;                /* blocks ready to allocate */
+  block_t *local_free;          /* blocks freed by the owner thread */
+  _Atomic(uintptr_t) owner;     /* owner key (heap.c) allowed the local fast path; 0: none */
+  uint8_t *start;               /* first block */
+  uint64_t div_magic;           /* floor(2^64 / block_size) + 1: see block_position() */
+  _Atomic(size_t) carved_limit; /* block_position() of the first block not carved yet:
+                                 * written by the owner when carving, read by any thread;
+                                 * at most the page's span (see block_position()) */
+  uint32_t used;                /* blocks allocated, not yet freed-and-collected: see page_used() */
+  uint32_t capacity;            /* blocks carved so far */
+  uint32_t reserved;            /* blocks that fit in the page */
+  uint8_t in_full;              /* off its bin queue (large pages always are) */
+  uint8_t untouched;            /* every slice was decommitted (reads as zero) when the page was
+                                 * claimed: a large or huge block needs no zeroing */
   uint8_t bin;
   uint8_t slice_index;
   /* Read by the statistics walk from other threads, hence atomic (relaxed). */
@@ -247,13 +289,36 @@ static inline uint64_t slice_mask(size_t index, size_t count) {
  * offset it is at least M (no wrap-around: (k + 1) * E <= span + block_size,
  * a few MiB, far below M >= 2^64 / LARGE_MAX). So "p is the start of a
  * carved block" is the single comparison position < carved_limit, where
- * carved_limit = capacity * E < M; the partial block at a page's end and every
- * block not carved yet fail it. Pages without blocks (unused_page, huge
- * pages) have M = carved_limit = 0: nothing passes. A large page grown in
- * place (segment_large_grow) keeps the M and E of its size at birth: its
- * block (k = 0, r = 0) is still the only offset below carved_limit = E. */
+ * carved_limit = capacity * E < M (and at most capacity * block_size, within
+ * the page: a size_t, so 32-bit targets need no 64-bit atomic for it); the
+ * partial block at a page's end and every block not carved yet fail it. Pages without blocks
+ * (unused_page, huge pages) have M = carved_limit = 0: nothing passes. A large page grown in place
+ * (segment_large_grow) keeps the M and E of its size at birth: its block (k = 0, r = 0) is still
+ * the only offset below carved_limit = E. */
 static inline uint64_t block_position(const page_t *page, const void *p) {
   return (uint64_t)((const uint8_t *)p - page->start) * page->div_magic;
+}
+
+/* The head of a page's thread_free list, from its packed word (TF_* above). */
+static inline block_t *thread_free_head(const page_t *page, uintptr_t word) {
+#if NSALLOC_32BIT
+  size_t index = (word & TF_HEAD_MASK) >> TF_HEAD_SHIFT;
+  if (index == 0) return NULL;
+  return (block_t *)(page->start + (index - 1) * relaxed_load(&page->block_size));
+#else
+  (void)page;
+  return (block_t *)(word & TF_HEAD_MASK);
+#endif
+}
+/* `block`, a block of `page`, as the head bits of its thread_free word. */
+static inline uintptr_t thread_free_bits(const page_t *page, const block_t *block) {
+#if NSALLOC_32BIT
+  size_t index = (size_t)((const uint8_t *)block - page->start) / relaxed_load(&page->block_size);
+  return (uintptr_t)(index + 1) << TF_HEAD_SHIFT;
+#else
+  (void)page;
+  return (uintptr_t)block;
+#endif
 }
 
 /* ---- options, copy state --------------------------------------------------- */
@@ -309,9 +374,11 @@ typedef struct copy_state_s {
   void *message_arg;
   nsalloc_os_source_t os_source; /* alloc == NULL: mmap */
   _Atomic(bool) os_used;
-  /* copy-wide counters (slow paths only) */
+  /* copy-wide counters (slow paths only). The event counters (uint64_t in
+   * nsalloc_stats_t) are words too, so a 32-bit target needs no 64-bit
+   * atomic: there they count modulo 2^32 (docs/ports.md). */
   _Atomic(size_t) page_bytes, peak_page_bytes, committed, reserved;
-  _Atomic(uint64_t) os_maps, os_unmaps, purges, foreign, forwarded, invalid;
+  _Atomic(size_t) os_maps, os_unmaps, purges, foreign, forwarded, invalid;
 } copy_state_t;
 
 static copy_state_t copy;

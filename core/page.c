@@ -59,8 +59,8 @@ static bool page_extend(page_t *page) {
   block->tag = (uintptr_t)page;
   page->free = (block_t *)first;
   page->capacity += (uint32_t)count;
-  uint64_t stride = (uint64_t)size * page->div_magic; /* E of block_position() */
-  relaxed_store(&page->carved_limit, page->capacity * stride);
+  uint64_t stride = (uint64_t)size * page->div_magic;                    /* E of block_position() */
+  relaxed_store(&page->carved_limit, (size_t)(page->capacity * stride)); /* <= the span */
   return true;
 }
 
@@ -78,7 +78,7 @@ static inline void *page_take(page_t *page, block_t *block) {
  * `free` then takes local_free. Owner only. */
 static void page_collect(page_t *page) {
   uintptr_t old = atomic_load_explicit(&page->thread_free, memory_order_acquire);
-  while (old & TF_PTR_MASK) {
+  while (old & TF_HEAD_MASK) {
     if (old & TF_NOTIFYING) { /* a remote free is between its push and its notify */
       prim_yield();
       old = atomic_load_explicit(&page->thread_free, memory_order_acquire);
@@ -87,7 +87,7 @@ static void page_collect(page_t *page) {
     if (!atomic_compare_exchange_weak_explicit(&page->thread_free, &old, old & TF_FULL,
                                                memory_order_acq_rel, memory_order_acquire))
       continue;
-    block_t *head = (block_t *)(old & TF_PTR_MASK);
+    block_t *head = thread_free_head(page, old);
     size_t count = old / TF_COUNT_ONE;
     page_used_set(page, page_used(page) - (uint32_t)count);
     if (!page->free) { /* the usual caller, malloc's slow path: no need to walk the list */
@@ -200,7 +200,7 @@ static bool page_settle(heap_t *heap, page_t *page) {
       return false;
     }
     uintptr_t old = relaxed_load(&page->thread_free);
-    if (!(old & TF_PTR_MASK) &&
+    if (!(old & TF_HEAD_MASK) &&
         atomic_compare_exchange_strong(&page->thread_free, &old, old | TF_FULL)) {
       page->in_full = 1;
       relaxed_store(&page->owner, 0);

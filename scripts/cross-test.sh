@@ -1,8 +1,10 @@
 #!/bin/sh
-# cross-test.sh aarch64|musl|musl-static [BUILD_DIR]
+# cross-test.sh aarch64|i386|armhf|musl|musl-static [BUILD_DIR]
 # Configures a build of the core, its tests and the isolation runtime checks
 # only (NSALLOC_CROSS_SUBSET) for another target and runs them with ctest:
 #   aarch64      cross-compiled, run under qemu-aarch64-static (emulated)
+#   i386         cross-compiled 32-bit x86, run natively through its loader
+#   armhf        cross-compiled 32-bit ARM (ARMv7), run under qemu-arm-static
 #   musl         musl-gcc, dynamic (dlopen'ed modules, reload on musl)
 #   musl-static  musl-gcc, the core tests linked statically (-static)
 set -eu
@@ -11,10 +13,12 @@ target=$1
 build=${2:-build-$target}
 case $target in
 aarch64) opts="-DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/toolchain-aarch64-linux-gnu.cmake" ;;
+i386) opts="-DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/toolchain-i686-linux-gnu.cmake" ;;
+armhf) opts="-DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/toolchain-arm-linux-gnueabihf.cmake" ;;
 musl) opts="-DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/toolchain-musl.cmake" ;;
 musl-static) opts="-DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/toolchain-musl.cmake -DCMAKE_EXE_LINKER_FLAGS=-static" ;;
 *)
-  echo "usage: $0 aarch64|musl|musl-static [BUILD_DIR]" >&2
+  echo "usage: $0 aarch64|i386|armhf|musl|musl-static [BUILD_DIR]" >&2
   exit 2
   ;;
 esac
@@ -28,6 +32,14 @@ if [ "$target" = musl-static ]; then
   # A static program cannot dlopen modules: the core tests that need none
   # (the demo, unload, reload, exit_race and one fork case load modules).
   ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L core -E 'random|unload|reload|exit_race|demo|fork'
+elif [ "$target" = armhf ]; then
+  # Not core.exit_race (as aarch64, below), nor core.unload: it measures the
+  # address space in /proc/self/statm, which under qemu-arm is the emulator's
+  # (4.4 GB from the start: qemu reserves a 32-bit guest's whole address
+  # space), so the guest's mmap and munmap never show and the test's control
+  # fails. isolation.runtime.unload runs; i386 runs core.unload natively.
+  ctest --test-dir "$build" --output-on-failure -j "${JOBS:-2}" -L 'core|isolation' \
+    -E 'random|exit_race|core\.unload'
 elif [ "$target" = aarch64 ]; then
   # Not core.exit_race: under qemu-user even its control module (no nsalloc
   # code: a pthread key destructor and a module destructor that waits for it)

@@ -5,6 +5,7 @@
 #include "test_util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,8 +56,9 @@ static void test_overflow(void) {
   CHECK(nsalloc_malloc((size_t)PTRDIFF_MAX + 1) == NULL && errno == ENOMEM);
   errno = 0;
   CHECK(nsalloc_calloc(SIZE_MAX / 2, 3) == NULL && errno == ENOMEM);
+  size_t past_root = (size_t)1 << (sizeof(size_t) * CHAR_BIT / 2 + 1); /* squared: 4 * 2^width */
   errno = 0;
-  CHECK(nsalloc_calloc((size_t)1 << 33, (size_t)1 << 33) == NULL && errno == ENOMEM);
+  CHECK(nsalloc_calloc(past_root, past_root) == NULL && errno == ENOMEM);
   void *p = nsalloc_malloc(32);
   errno = 0;
   CHECK(nsalloc_reallocarray(p, SIZE_MAX / 2, 4) == NULL && errno == ENOMEM);
@@ -215,7 +217,8 @@ static void test_bad_alignment(void) {
     CHECK(p == (void *)1); /* untouched on error */
   }
   void *p = (void *)1;
-  CHECK_EQ(nsalloc_posix_memalign(&p, 4, 64), EINVAL); /* not a multiple of sizeof(void *) */
+  /* A power of two, but not a multiple of sizeof(void *). */
+  CHECK_EQ(nsalloc_posix_memalign(&p, sizeof(void *) / 2, 64), EINVAL);
 }
 
 static void test_strings(void) {

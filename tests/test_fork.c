@@ -129,7 +129,7 @@ static void test_fork_during_remote_notification(void) {
   CHECK(page != NULL && live_block_page(a) == page);
   ((block_t *)b)->tag = (uintptr_t)page;
   ((block_t *)b)->next = NULL;
-  atomic_store(&page->thread_free, (uintptr_t)b | TF_COUNT_ONE | TF_NOTIFYING);
+  atomic_store(&page->thread_free, thread_free_bits(page, b) | TF_COUNT_ONE | TF_NOTIFYING);
   char output[256];
   int status = test_in_child(collect_in_child, NULL, output, sizeof output);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);

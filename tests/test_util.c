@@ -42,7 +42,7 @@ uint64_t test_random(uint64_t *state) {
 /* The pattern: 64-bit words derived from the seed and the word's index (a
  * tail shorter than a word takes the low bytes of the next word). */
 static uint64_t pattern_word(size_t i, uint64_t seed) {
-  return (seed ^ 0x9E3779B97F4A7C15ULL) * (i + 1) ^ (i << 32);
+  return (seed ^ 0x9E3779B97F4A7C15ULL) * (i + 1) ^ ((uint64_t)i << 32);
 }
 
 void test_fill(void *p, size_t size, uint64_t seed) {

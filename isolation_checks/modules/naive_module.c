@@ -24,7 +24,7 @@ typedef struct naive_heap {
 } naive_heap;
 
 typedef struct naive_header {
-  naive_heap *heap;
+  _Alignas(16) naive_heap *heap; /* 16 bytes on 32-bit targets too */
   size_t size;
 } naive_header;
 _Static_assert(sizeof(naive_header) == 16, "blocks stay 16-byte aligned");

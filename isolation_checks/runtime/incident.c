@@ -35,7 +35,7 @@ typedef struct incident_run {
 } incident_run;
 
 static key key_for(uint64_t seed, size_t i) {
-  return (key){.term = seed * 0x9E3779B97F4A7C15ULL + i, .hash = ~seed ^ (i << 56)};
+  return (key){.term = seed * 0x9E3779B97F4A7C15ULL + i, .hash = ~seed ^ ((uint64_t)i << 56)};
 }
 
 static void build_vector(incident_run *run, uint64_t *random) {
