@@ -176,7 +176,7 @@ static void segment_copy_purge(bool force, uint64_t now) {
 }
 
 /* Cached segments stay resident, newest first, up to a budget of one segment
- * plus an eighth of the bytes in use; older ones are purged at once. Nothing
+ * plus a quarter of the bytes in use; older ones are purged at once. Nothing
  * runs while a program is idle, so this bound, not the purge delay, is what
  * a program that frees its memory and then sleeps keeps resident; and it
  * grows with the live set, so a busy program's churn of whole segments (a
