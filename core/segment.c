@@ -184,7 +184,7 @@ static void segment_copy_purge(bool force, uint64_t now) {
  * Lock held. */
 static void segment_cache_trim(void) {
   if (copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0) return;
-  size_t budget = SEGMENT_SIZE + relaxed_load(&copy.page_bytes) / 8, resident = 0;
+  size_t budget = SEGMENT_SIZE + relaxed_load(&copy.page_bytes) / 4, resident = 0;
   for (segment_t *seg = copy.cache; seg; seg = seg->list_next) {
     resident += slices_bytes(seg, ~seg->decommitted & SLICES_ALL);
     if (resident > budget) segment_purge(seg, true, 0);
