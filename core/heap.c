@@ -165,16 +165,20 @@ static void heap_collect_pages(heap_t *heap, bool force) {
   }
 }
 
+/* Purge what is due in the heap's own segments, and in the copy's cached
+ * and abandoned ones (force: everything free). */
 static void heap_purge_due(heap_t *heap, bool force) {
   uint64_t now = prim_clock_ms();
-  if (!force && (!heap->purge_at_ms || now < heap->purge_at_ms)) return;
-  heap->purge_at_ms = 0;
-  for (segment_t *seg = heap->segments; seg; seg = seg->heap_next) {
-    segment_purge(seg, force, now);
-    if (seg->purge_at_ms && (!heap->purge_at_ms || seg->purge_at_ms < heap->purge_at_ms))
-      heap->purge_at_ms = seg->purge_at_ms;
+  if (force || (heap->purge_at_ms && now >= heap->purge_at_ms)) {
+    heap->purge_at_ms = 0;
+    for (segment_t *seg = heap->segments; seg; seg = seg->heap_next) {
+      segment_purge(seg, force, now);
+      if (seg->purge_at_ms && (!heap->purge_at_ms || seg->purge_at_ms < heap->purge_at_ms))
+        heap->purge_at_ms = seg->purge_at_ms;
+    }
   }
-  segment_cache_purge(force);
+  uint64_t copy_due = relaxed_load(&copy.purge_at_ms);
+  if (force || (copy_due && now >= copy_due)) segment_copy_purge(force, now);
 }
 
 /* Thread exit: return what is free, hand the rest to the copy. Runs as the
@@ -262,7 +266,8 @@ static noinline void *heap_malloc_slow(size_t size, heap_t *heap, size_t alignme
     copy_thread_join(heap);
   heap_sweep_full_pages(heap, false);
   /* A due purge is looked for (a clock read) on every 64th slow path only. */
-  if (heap->purge_at_ms && (++heap->slow_paths & 63) == 0) heap_purge_due(heap, false);
+  if ((heap->purge_at_ms || relaxed_load(&copy.purge_at_ms)) && (++heap->slow_paths & 63) == 0)
+    heap_purge_due(heap, false);
   size_t bin = BIN_COUNT;
   if (alignment <= MIN_ALIGN) {
     if (size <= MEDIUM_MAX) bin = bin_of(size);

@@ -364,6 +364,7 @@ typedef struct copy_state_s {
   _Atomic(size_t) abandoned_count;
   segment_t *cache; /* empty segments kept for reuse */
   size_t cache_count;
+  _Atomic(uint64_t) purge_at_ms; /* earliest purge due in the cache or abandoned list; 0: none */
   heap_t *heaps;                 /* live heaps */
   heap_t *free_heaps;            /* recycled heap descriptors (metadata is never unmapped) */
   size_t heap_pool_used;         /* descriptors taken from heap.c's static pool */
@@ -437,7 +438,7 @@ static void segment_unmap(segment_t *seg);
 static void segment_abandon(segment_t *seg);
 static segment_t *segment_reclaim(void);
 static void segment_purge(segment_t *seg, bool force, uint64_t now);
-static void segment_cache_purge(bool force);
+static void segment_copy_purge(bool force, uint64_t now);
 static void segment_link_heap(heap_t *heap, segment_t *seg);
 /* locate.c */
 static enum locate_result locate(const void *p, page_t **page_out);

@@ -52,20 +52,24 @@ static void segment_reuse(segment_t *seg) {
 /* A cached segment of the same kind, a fitting size and alignment, or NULL.
  * A normal segment must be exactly SEGMENT_SIZE: its header describes just
  * that much. A huge one may be larger than asked (segment_huge_fit purges
- * the tail it does not need): a resident one is taken first, since its pages
- * need no new faults, else the smallest. Lock held. */
+ * the tail it does not need): the smallest resident one is taken first,
+ * since its pages need no new faults and it leaves the least tail, else the
+ * smallest. Lock held. */
 static segment_t *segment_cache_take(size_t size, size_t alignment, enum segment_kind kind) {
   segment_t **best = NULL;
+  bool best_resident = false;
   for (segment_t **link = &copy.cache; *link; link = &(*link)->list_next) {
     segment_t *seg = *link;
     if (seg->kind != kind || seg->size < size || (kind == SEGMENT_NORMAL && seg->size != size) ||
         ((uintptr_t)seg & (alignment - 1)))
       continue;
-    if (!(seg->decommitted & SLICES_ALL)) {
-      best = link;
-      break;
-    }
-    if (!best || seg->size < (*best)->size) best = link;
+    bool resident = !(seg->decommitted & SLICES_ALL);
+    if (best &&
+        (best_resident > resident || (best_resident == resident && seg->size >= (*best)->size)))
+      continue;
+    best = link;
+    best_resident = resident;
+    if (resident && kind == SEGMENT_NORMAL) break; /* all the same size */
   }
   if (!best) return NULL;
   segment_t *seg = *best;
@@ -122,12 +126,15 @@ static void segment_purge(segment_t *seg, bool force, uint64_t now) {
 }
 
 /* Note that free slices of `seg` became resident garbage: purge them now, or
- * schedule it. Returns the deadline (0 when nothing is pending). */
+ * schedule it. The deadline moves on with every new free slice, so a segment
+ * in use keeps its free slices resident and only one left alone for the
+ * whole delay gives them back: a steady working set is not refaulted every
+ * delay. Returns the deadline (0 when nothing is pending). */
 static uint64_t segment_schedule_purge(segment_t *seg) {
   long delay = copy.options[NSALLOC_OPTION_PURGE_DELAY_MS];
   if (delay == 0)
     segment_purge(seg, true, 0);
-  else if (delay > 0 && seg->purge_at_ms == 0)
+  else if (delay > 0)
     seg->purge_at_ms = prim_clock_ms() + (uint64_t)delay;
   return seg->purge_at_ms;
 }
@@ -146,19 +153,50 @@ static void segment_unmap(segment_t *seg) {
   os_free(seg, seg->size);
 }
 
-/* Drop cached segments whose purge is due (all of them when forced). The
- * cache keeps the mapping; purged entries cost address space, not memory. */
-static void segment_cache_purge(bool force) {
-  uint64_t now = force ? 0 : prim_clock_ms();
+/* Make `due` (a purge deadline, 0: none) count in the copy's earliest one,
+ * which the slow paths and the purger watch. Lock held. */
+static void copy_note_purge(uint64_t due) {
+  uint64_t at = relaxed_load(&copy.purge_at_ms);
+  if (due && (!at || due < at)) relaxed_store(&copy.purge_at_ms, due);
+}
+
+/* Purge the free slices of cached and abandoned segments that are due (all
+ * of them when forced). Nobody owns these segments, so any thread may, under
+ * the lock. A purged cached segment keeps its mapping: it costs address
+ * space, not memory. */
+static void segment_copy_purge(bool force, uint64_t now) {
   copy_lock();
-  for (segment_t *seg = copy.cache; seg; seg = seg->list_next)
-    segment_purge(seg, force, now);
+  relaxed_store(&copy.purge_at_ms, 0);
+  for (int list = 0; list < 2; list++)
+    for (segment_t *seg = list ? copy.abandoned : copy.cache; seg; seg = seg->list_next) {
+      segment_purge(seg, force, now);
+      copy_note_purge(seg->purge_at_ms);
+    }
   copy_unlock();
+}
+
+/* Cached segments stay resident, newest first, up to a budget of one segment
+ * plus a quarter of the bytes in use; older ones are purged at once. Nothing
+ * runs while a program is idle, so this bound, not the purge delay, is what
+ * a program that frees its memory and then sleeps keeps resident; and it
+ * grows with the live set, so a busy program's churn of whole segments (a
+ * huge block replaced, threads handing memory on) reuses resident pages.
+ * Lock held. */
+static void segment_cache_trim(void) {
+  if (copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0) return;
+  size_t budget = SEGMENT_SIZE + relaxed_load(&copy.page_bytes) / 4, resident = 0;
+  for (segment_t *seg = copy.cache; seg; seg = seg->list_next) {
+    resident += slices_bytes(seg, ~seg->decommitted & SLICES_ALL);
+    if (resident > budget) segment_purge(seg, true, 0);
+  }
 }
 
 /* An empty segment (no pages, on no heap list) goes to the cache or back to
  * the OS. It stays registered while cached, so a stale pointer into it is
- * still recognised as this copy's (and reported as not allocated). */
+ * still recognised as this copy's (and reported as not allocated). Its pages
+ * stay resident until the purge delay, like any free slice: a program that
+ * empties and refills segments (a huge malloc/free pair, a burst of small
+ * blocks, threads that come and go) takes them back without new faults. */
 static void segment_release(segment_t *seg) {
   relaxed_store(&seg->heap, NULL);
   seg->free_slices = SLICES_ALL;
@@ -169,15 +207,8 @@ static void segment_release(segment_t *seg) {
     seg->list_next = copy.cache;
     copy.cache = seg;
     copy.cache_count++;
-    /* The most recently cached segment of each kind stays resident until the
-     * purge delay, so a loop that empties and refills one segment (a huge
-     * malloc/free pair, a burst of small blocks) does not refault its pages
-     * every time; older ones keep their address range but give their memory
-     * back now, so cached memory stays bounded even when no thread comes
-     * back to purge it. */
-    for (segment_t *other = seg->list_next; other; other = other->list_next)
-      if (other->kind == seg->kind) segment_purge(other, true, 0);
-    segment_schedule_purge(seg);
+    copy_note_purge(segment_schedule_purge(seg));
+    segment_cache_trim();
   }
   copy_unlock();
   if (!cache) segment_unmap(seg);
@@ -372,7 +403,8 @@ static bool segment_huge_fit(segment_t *seg, size_t end) {
   if (end > seg->huge_extent) {
     stats_committed((ptrdiff_t)(end - seg->huge_extent));
     seg->huge_extent = end;
-  } else if (end < seg->huge_extent && os_purge((uint8_t *)seg + end, seg->huge_extent - end)) {
+  } else if (end < seg->huge_extent && copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] >= 0 &&
+             os_purge((uint8_t *)seg + end, seg->huge_extent - end)) {
     stats_committed(-(ptrdiff_t)(seg->huge_extent - end));
     seg->huge_extent = end;
   }
@@ -414,16 +446,17 @@ static void segment_huge_free(segment_t *seg) {
   segment_release(seg);
 }
 
-/* Hand a segment of an exiting thread to the copy: its free slices are purged
- * at once (nobody may look at this segment for a long time). */
+/* Hand a segment of an exiting thread to the copy. Its free slices are
+ * purged after the purge delay, as the owner would have: threads that come
+ * and go (a pool, a test harness) hand their memory to the next ones. */
 static void segment_abandon(segment_t *seg) {
   relaxed_store(&seg->heap, NULL);
   seg->heap_next = seg->heap_prev = NULL;
-  segment_purge(seg, true, 0);
   copy_lock();
   seg->list_next = copy.abandoned;
   copy.abandoned = seg;
   atomic_fetch_add(&copy.abandoned_count, 1);
+  copy_note_purge(segment_schedule_purge(seg));
   copy_unlock();
 }
 

@@ -8,6 +8,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#if !defined(_WIN32)
+#include <sys/resource.h>
+#endif
 
 static bool aligned(const void *p, size_t alignment) {
   return ((uintptr_t)p & (alignment - 1)) == 0;
@@ -393,6 +396,54 @@ static void test_purge_returns_memory(void) {
   nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
 }
 
+#if !defined(_WIN32)
+static long minor_faults(void) {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+/* Minor faults of the last of four cycles that fill and free 32 MiB, in
+ * blocks of `block` bytes, under purge delay `delay`. */
+static long refaults_per_cycle(long delay, size_t block) {
+  long old = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
+  nsalloc_collect(true);
+  enum { BYTES = 32 << 20 };
+  static void *blocks[BYTES / 4096];
+  size_t count = BYTES / block;
+  long faults = 0;
+  for (int cycle = 0; cycle < 4; cycle++) {
+    long before = minor_faults();
+    for (size_t i = 0; i < count; i++) {
+      blocks[i] = nsalloc_malloc(block);
+      memset(blocks[i], cycle, block);
+    }
+    faults = minor_faults() - before;
+    for (size_t i = 0; i < count; i++)
+      nsalloc_free(blocks[i]);
+  }
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, old);
+  nsalloc_collect(true);
+  return faults;
+}
+
+/* purge_delay_ms=-1 keeps freed memory resident: filling the same 32 MiB
+ * again (8,192 pages) faults nothing in, whether it comes back as small
+ * pages, large pages or one huge block. The control: with purging at once
+ * the same cycles fault most pages in again. */
+static void test_never_purge_refaults_nothing(void) {
+  const long pages = (32 << 20) / 4096;
+  size_t sizes[] = {4096, 256 << 10, 32 << 20};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    long kept = refaults_per_cycle(-1, sizes[i]);
+    long purged = refaults_per_cycle(0, sizes[i]);
+    CHECK(kept < pages / 100);
+    CHECK(purged > pages / 2);
+  }
+}
+#endif
+
 static void test_identity(void) {
   CHECK(strcmp(nsalloc_version(), NSALLOC_VERSION_STRING) == 0);
   CHECK(strcmp(nsalloc_prefix(), "t_") == 0);
@@ -408,26 +459,29 @@ static void test_os_source_after_use(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_malloc_zero_is_unique),
-      TEST(test_sizes),
-      TEST(test_overflow),
-      TEST(test_calloc_zeroes_recycled_memory),
-      TEST(test_realloc_preserves_contents),
-      TEST(test_realloc_edges),
-      TEST(test_realloc_grows_large_in_place),
-      TEST(test_alignments),
-      TEST(test_bad_alignment),
-      TEST(test_strings),
-      TEST(test_free_null_and_sized),
-      TEST(test_owns),
-      TEST(test_stats_balance),
-      TEST(test_heaps),
-      TEST(test_heap_destroy),
-      TEST(test_full_pages_are_reused),
-      TEST(test_options),
-      TEST(test_purge_returns_memory),
-      TEST(test_identity),
-      TEST(test_os_source_after_use),
+    TEST(test_malloc_zero_is_unique),
+    TEST(test_sizes),
+    TEST(test_overflow),
+    TEST(test_calloc_zeroes_recycled_memory),
+    TEST(test_realloc_preserves_contents),
+    TEST(test_realloc_edges),
+    TEST(test_realloc_grows_large_in_place),
+    TEST(test_alignments),
+    TEST(test_bad_alignment),
+    TEST(test_strings),
+    TEST(test_free_null_and_sized),
+    TEST(test_owns),
+    TEST(test_stats_balance),
+    TEST(test_heaps),
+    TEST(test_heap_destroy),
+    TEST(test_full_pages_are_reused),
+    TEST(test_options),
+    TEST(test_purge_returns_memory),
+#if !defined(_WIN32)
+    TEST(test_never_purge_refaults_nothing),
+#endif
+    TEST(test_identity),
+    TEST(test_os_source_after_use),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }

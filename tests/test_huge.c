@@ -56,13 +56,27 @@ static void count_message(const char *message, void *arg) {
       strstr(message, "no block is allocated") != NULL || strstr(message, "interior") != NULL;
 }
 
-/* Purging off (returns the old delay) and the cache emptied: a segment freed
- * next stays cached and resident. */
+/* A purge delay of a minute (returns the old delay), the cache emptied and
+ * 256 MiB of 1 MiB blocks live (untouched but for their first page; in
+ * normal segments, so no huge request takes their segments later): the
+ * resident budget of the cache grows with the bytes in use, so a huge
+ * segment freed next stays cached and resident, and a reused segment's tail
+ * is still trimmed (purge delay -1 would keep that too). */
+enum { BALLAST = 256 };
+static void *ballast[BALLAST];
 static long keep_cache_resident(void) {
   long delay = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
-  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, -1);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 60000);
   nsalloc_collect(true);
+  for (int i = 0; i < BALLAST; i++)
+    CHECK((ballast[i] = nsalloc_malloc(MIB)) != NULL);
   return delay;
+}
+
+static void restore_purging(long delay) {
+  for (int i = 0; i < BALLAST; i++)
+    nsalloc_free(ballast[i]);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
 }
 
 /* A huge block of `size` bytes filled with `fill`, then freed: its segment is
@@ -75,8 +89,8 @@ static uint8_t *freed_dirty_block(size_t size, uint8_t fill) {
   return p;
 }
 
-/* A freed huge block's segment stays cached and resident (purge delay
- * "never" here), and a smaller request takes it: same address, no new
+/* A freed huge block's segment stays cached and resident (within the purge
+ * delay and the cache's resident budget), and a smaller request takes it: same address, no new
  * mapping, and the tail the new block does not cover is given back. */
 static void test_smaller_block_reuses_and_trims(void) {
   long delay = keep_cache_resident();
@@ -105,7 +119,7 @@ static void test_smaller_block_reuses_and_trims(void) {
   nsalloc_set_foreign_policy(NSALLOC_POLICY_ABORT, NULL);
   CHECK(all_bytes(small, 6 * MIB, 0xA5));
   nsalloc_free(small);
-  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
+  restore_purging(delay);
 }
 
 /* calloc on a reused segment: its front is resident and dirty, its tail was
@@ -124,7 +138,7 @@ static void test_calloc_on_reused_segment_is_zero(void) {
   CHECK(z && all_bytes(z, 20 * MIB, 0));
   CHECK(committed_bytes() >= committed_small + 12 * MIB);
   nsalloc_free(z);
-  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
+  restore_purging(delay);
 }
 
 /* Contents survive realloc across huge sizes that reuse cached segments. */

@@ -187,9 +187,10 @@ NSALLOC_API void nsalloc_collect(bool force);
  * e.g. NSALLOC_OPTIONS), as "name=value,name=value" with the names
  * purge_delay_ms, segment_cache, foreign_policy (abort|report) and huge_pages. */
 typedef enum nsalloc_option_e {
-  NSALLOC_OPTION_PURGE_DELAY_MS = 0, /* delay before empty pages are decommitted; -1 never */
-  NSALLOC_OPTION_SEGMENT_CACHE,      /* empty segments kept mapped for reuse (count, 0 to
-                                      * NSALLOC_SEGMENT_CACHE_MAX) */
+  NSALLOC_OPTION_PURGE_DELAY_MS = 0, /* ms a segment's free pages stay resident after its last
+                                      * free (default 100); 0 at once; -1 never */
+  NSALLOC_OPTION_SEGMENT_CACHE,      /* empty segments kept mapped for reuse (count, default 256,
+                                      * 0 to NSALLOC_SEGMENT_CACHE_MAX) */
   NSALLOC_OPTION_FOREIGN_POLICY,     /* an nsalloc_policy_t */
   NSALLOC_OPTION_HUGE_PAGES,         /* 1: back huge blocks with transparent huge pages (Linux;
                                       * default 0: a block touched sparsely would hold 2 MiB units) */
