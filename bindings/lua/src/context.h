@@ -16,8 +16,9 @@
 #include <stdbool.h>
 
 #define CONTEXT_MAGIC 0x6e736c7561637478ull /* "nsluactx" */
-#define CONTEXT_ABI   3u /* 3: earlier_bytes, earlier_heap; start_tracking replaced counting_alloc \
-                          */
+#define CONTEXT_ABI                                                                                \
+  3u /* 3: earlier_bytes, earlier_heap; start_tracking replaced counting_alloc                     \
+      */
 /* Registry field naming the state's context (a light userdata). */
 #define CONTEXT_REGISTRY_KEY "nsalloc.lua.context"
 
