@@ -120,7 +120,9 @@ typedef struct nsalloc_lua_stats_s {
 NSALLOC_LUA_API void *nsalloc_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* A context for one state (options may be NULL). The caller deletes it after
- * lua_close; lua_close already destroys its heap, leaving the statistics. */
+ * lua_close; lua_close already destroys its heap, leaving the statistics.
+ * Deleting a context whose state is still open prints a message naming the
+ * state and aborts. */
 NSALLOC_LUA_API nsalloc_lua_context_t *
 nsalloc_lua_context_new(const nsalloc_lua_options_t *options);
 NSALLOC_LUA_API void nsalloc_lua_context_delete(nsalloc_lua_context_t *ctx);
@@ -158,7 +160,10 @@ NSALLOC_LUA_API nsalloc_lua_context_t *nsalloc_lua_adopt(lua_State *L,
 
 /* Start counting on an untracked state (options.untracked): from now on its
  * limits apply and its statistics count, starting from Lua's own count of the
- * bytes in use (peak, allocations and by_type count from here). Does nothing
+ * bytes in use (peak, allocations and by_type count from here). Blocks
+ * allocated before are freed against that starting count, never below zero:
+ * Lua's count may not cover blocks C code took through lua_getallocf
+ * (docs/lua.md, Limits). Same for nsalloc_lua_adopt. Does nothing
  * on a tracked state. Returns false when `L` does not run on nsalloc. Call
  * from the thread using the state, outside any allocation. Works on any
  * copy's context (the Lua module calls it). */
