@@ -7,11 +7,14 @@
  * converted with __tostring), "> " and ">> " by default. Lines come through
  * GNU readline, with history, as in Debian's lua5.4.
  */
-#include "run.h"
+#include "repl.h"
+
+#include "call.h"
 
 #include <lauxlib.h>
 #include <readline/history.h>
 #include <readline/readline.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

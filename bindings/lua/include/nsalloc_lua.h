@@ -25,6 +25,18 @@
 extern "C" {
 #endif
 
+/* Visibility. Like the core, the binding is private to the module that
+ * compiles it: its own files (context.h defines NSALLOC_LUA_BUILDING) define
+ * these functions hidden however they are built (a plain `cc -shared`, a
+ * LuaRocks builtin rockspec), so a Lua module bundling it exports only its
+ * luaopen_ function; NSALLOC_EXPORTS (a shared library meant to serve
+ * others) exports them. Code that merely calls them uses the core's rule. */
+#if defined(NSALLOC_LUA_BUILDING) && !defined(NSALLOC_EXPORTS) && !defined(_WIN32)
+#define NSALLOC_LUA_API __attribute__((visibility("hidden")))
+#else
+#define NSALLOC_LUA_API NSALLOC_API
+#endif
+
 #define nsalloc_lua_alloc                   NSALLOC_NAME(lua_alloc)
 #define nsalloc_lua_context_new             NSALLOC_NAME(lua_context_new)
 #define nsalloc_lua_context_delete          NSALLOC_NAME(lua_context_delete)
@@ -105,32 +117,35 @@ typedef struct nsalloc_lua_stats_s {
 } nsalloc_lua_stats_t;
 
 /* The lua_Alloc. `ud` must be a context of this copy. */
-NSALLOC_API void *nsalloc_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+NSALLOC_LUA_API void *nsalloc_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* A context for one state (options may be NULL). The caller deletes it after
- * lua_close; lua_close already destroys its heap, leaving the statistics. */
-NSALLOC_API nsalloc_lua_context_t *nsalloc_lua_context_new(const nsalloc_lua_options_t *options);
-NSALLOC_API void nsalloc_lua_context_delete(nsalloc_lua_context_t *ctx);
+ * lua_close; lua_close already destroys its heap, leaving the statistics.
+ * Deleting a context whose state is still open prints a message naming the
+ * state and aborts. */
+NSALLOC_LUA_API nsalloc_lua_context_t *
+nsalloc_lua_context_new(const nsalloc_lua_options_t *options);
+NSALLOC_LUA_API void nsalloc_lua_context_delete(nsalloc_lua_context_t *ctx);
 /* A state on `ctx`: lua_newstate plus a panic handler, a warning handler (off
  * until "@on") and the registry entry that lets nsalloc_lua_context_of find
  * the context. One state per context: NULL when `ctx` already has a state (or
  * an adopted one), when its state was closed, and when memory is short. */
-NSALLOC_API lua_State *nsalloc_lua_context_newstate(nsalloc_lua_context_t *ctx);
+NSALLOC_LUA_API lua_State *nsalloc_lua_context_newstate(nsalloc_lua_context_t *ctx);
 /* Call from the thread using the state. Works on any copy's context. */
-NSALLOC_API void nsalloc_lua_context_stats(const nsalloc_lua_context_t *ctx,
-                                           nsalloc_lua_stats_t *out);
+NSALLOC_LUA_API void nsalloc_lua_context_stats(const nsalloc_lua_context_t *ctx,
+                                               nsalloc_lua_stats_t *out);
 /* Set a limit (0: none); returns the previous one. Lowering the memory limit
  * below what is in use only refuses growth from then on. */
-NSALLOC_API size_t nsalloc_lua_context_set_limit(nsalloc_lua_context_t *ctx, size_t bytes);
-NSALLOC_API uint64_t nsalloc_lua_context_set_alloc_limit(nsalloc_lua_context_t *ctx,
-                                                         uint64_t allocations);
+NSALLOC_LUA_API size_t nsalloc_lua_context_set_limit(nsalloc_lua_context_t *ctx, size_t bytes);
+NSALLOC_LUA_API uint64_t nsalloc_lua_context_set_alloc_limit(nsalloc_lua_context_t *ctx,
+                                                             uint64_t allocations);
 /* The context `L` currently allocates through (made by any copy), or NULL
  * when the state does not run on nsalloc. */
-NSALLOC_API nsalloc_lua_context_t *nsalloc_lua_context_of(lua_State *L);
+NSALLOC_LUA_API nsalloc_lua_context_t *nsalloc_lua_context_of(lua_State *L);
 
 /* Like luaL_newstate, on a context that the state owns: lua_close destroys the
  * heap and frees the context. NULL when out of memory. */
-NSALLOC_API lua_State *nsalloc_lua_newstate(const nsalloc_lua_options_t *options);
+NSALLOC_LUA_API lua_State *nsalloc_lua_newstate(const nsalloc_lua_options_t *options);
 
 /* Move a running state (e.g. from luaL_newstate) onto nsalloc: new blocks come
  * from a fresh context, blocks allocated before are freed and resized through
@@ -140,19 +155,22 @@ NSALLOC_API lua_State *nsalloc_lua_newstate(const nsalloc_lua_options_t *options
  * deletes it after lua_close), or NULL when the state already runs on nsalloc
  * or memory is short. Call from the thread using the state, outside any
  * allocation. */
-NSALLOC_API nsalloc_lua_context_t *nsalloc_lua_adopt(lua_State *L,
-                                                     const nsalloc_lua_options_t *options);
+NSALLOC_LUA_API nsalloc_lua_context_t *nsalloc_lua_adopt(lua_State *L,
+                                                         const nsalloc_lua_options_t *options);
 
 /* Start counting on an untracked state (options.untracked): from now on its
  * limits apply and its statistics count, starting from Lua's own count of the
- * bytes in use (peak, allocations and by_type count from here). Does nothing
+ * bytes in use (peak, allocations and by_type count from here). Blocks
+ * allocated before are freed against that starting count, never below zero:
+ * Lua's count may not cover blocks C code took through lua_getallocf
+ * (docs/lua.md, Limits). Same for nsalloc_lua_adopt. Does nothing
  * on a tracked state. Returns false when `L` does not run on nsalloc. Call
  * from the thread using the state, outside any allocation. Works on any
  * copy's context (the Lua module calls it). */
-NSALLOC_API bool nsalloc_lua_track(lua_State *L);
+NSALLOC_LUA_API bool nsalloc_lua_track(lua_State *L);
 
 /* "string", "table", "function", "userdata", "thread", "other". */
-NSALLOC_API const char *nsalloc_lua_type_name(nsalloc_lua_type_t type);
+NSALLOC_LUA_API const char *nsalloc_lua_type_name(nsalloc_lua_type_t type);
 
 #ifdef __cplusplus
 }

@@ -27,7 +27,7 @@ static _Thread_local forwarding_call_t *call_in_flight;
 static void *lua_alloc_adopted(void *ud, void *ptr, size_t osize, size_t nsize) {
   forwarding_call_t call = {ud, osize}, *outer = call_in_flight;
   call_in_flight = &call;
-  void *result = nsalloc_lua_alloc(ud, ptr, osize, nsize);
+  void *result = lua_alloc_late(ud, ptr, osize, nsize);
   call_in_flight = outer;
   return result;
 }
@@ -66,6 +66,10 @@ nsalloc_lua_context_t *nsalloc_lua_adopt(lua_State *L, const nsalloc_lua_options
   static const nsalloc_forward_t hooks = {NULL, forward_free, forward_realloc, NULL};
   nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(options);
   if (!ctx) return NULL;
+  if (!state_register(L, ctx)) {
+    nsalloc_lua_context_delete(ctx);
+    return NULL;
+  }
   ctx->previous = lua_getallocf(L, &ctx->previous_ud);
   /* lua_close frees the main block (the main thread's, which starts with its
    * extra space) last, as on a state created on nsalloc: the heap then goes,
@@ -73,13 +77,9 @@ nsalloc_lua_context_t *nsalloc_lua_adopt(lua_State *L, const nsalloc_lua_options
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
   ctx->main_block = lua_getextraspace(lua_tothread(L, -1));
   lua_pop(L, 1);
-  if (!state_register(L, ctx)) {
-    nsalloc_lua_context_delete(ctx);
-    return NULL;
-  }
-  /* Lua's own count covers every live block, old ones included: frees of old
-   * blocks then balance the accounting. */
-  context_start_count(ctx, L);
+  /* The blocks allocated before are earlier blocks (context.h): the count
+   * starts at Lua's own, and freeing them never takes it below zero. */
+  context_count_from(ctx, L);
   nsalloc_set_foreign_policy(NSALLOC_POLICY_FORWARD, &hooks);
   lua_setallocf(L, lua_alloc_adopted, ctx);
   return ctx;

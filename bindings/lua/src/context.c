@@ -4,7 +4,8 @@
  */
 #include "context.h"
 
-#include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void apply_options(nsalloc_lua_context_t *ctx, const nsalloc_lua_options_t *options) {
@@ -16,6 +17,26 @@ static void apply_options(nsalloc_lua_context_t *ctx, const nsalloc_lua_options_
   ctx->on_limit = options->on_limit;
   ctx->on_limit_arg = options->on_limit_arg;
   ctx->untracked = options->untracked && !options->memory_limit && !options->allocation_limit;
+}
+
+void context_count_from(nsalloc_lua_context_t *ctx, lua_State *L) {
+  ctx->in_use = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+  ctx->earlier_bytes = ctx->in_use;
+  ctx->peak = ctx->in_use;
+}
+
+/* The untracked state's blocks become earlier blocks: they keep their heap,
+ * and the blocks allocated from now on come from a new one, so lua_alloc_late
+ * tells them apart. */
+static bool start_tracking(nsalloc_lua_context_t *ctx, lua_State *L) {
+  nsalloc_heap_t *heap = nsalloc_heap_new();
+  if (!heap) return false;
+  ctx->earlier_heap = ctx->heap;
+  ctx->heap = heap;
+  context_count_from(ctx, L);
+  ctx->untracked = false;
+  lua_setallocf(L, lua_alloc_late, ctx);
+  return true;
 }
 
 nsalloc_lua_context_t *nsalloc_lua_context_new(const nsalloc_lua_options_t *options) {
@@ -30,16 +51,26 @@ nsalloc_lua_context_t *nsalloc_lua_context_new(const nsalloc_lua_options_t *opti
   ctx->abi = CONTEXT_ABI;
   ctx->heap_stats = nsalloc_heap_stats;
   ctx->copy_prefix = nsalloc_prefix();
-  ctx->counting_alloc = nsalloc_lua_alloc;
+  ctx->start_tracking = start_tracking;
   apply_options(ctx, options);
   return ctx;
 }
 
+/* A context whose state is open still serves it: deleting it would leave the
+ * state allocating through freed memory (and lua_close would then free every
+ * block into a destroyed heap). The main block starts with the main thread's
+ * extra space, then the main thread itself (lstate.c's LX; adopt.c relies on
+ * the same layout), which is how the state is named. */
 void nsalloc_lua_context_delete(nsalloc_lua_context_t *ctx) {
   if (!ctx) return;
-  if (ctx->heap) nsalloc_heap_destroy(ctx->heap);
-  ctx->magic = 0;
-  nsalloc_free(ctx);
+  if (ctx->main_block) {
+    fprintf(stderr,
+            "nsalloc[%s]: lua: nsalloc_lua_context_delete(%p): its Lua state %p is still open; "
+            "call lua_close on that state first, then delete the context; aborting\n",
+            nsalloc_prefix(), (void *)ctx, (void *)((char *)ctx->main_block + LUA_EXTRASPACE));
+    abort();
+  }
+  context_free(ctx);
 }
 
 /* One state per context: a context whose state is live (or was adopted) has a
@@ -65,6 +96,15 @@ lua_State *nsalloc_lua_newstate(const nsalloc_lua_options_t *options) {
   return L;
 }
 
+static void add_heap_stats(const nsalloc_lua_context_t *ctx, const nsalloc_heap_t *heap,
+                           nsalloc_lua_stats_t *out) {
+  if (!heap) return;
+  nsalloc_stats_t stats;
+  ctx->heap_stats(heap, &stats);
+  out->heap_bytes += stats.in_use_bytes;
+  out->heap_page_bytes += stats.page_bytes;
+}
+
 void nsalloc_lua_context_stats(const nsalloc_lua_context_t *ctx, nsalloc_lua_stats_t *out) {
   memset(out, 0, sizeof(*out));
   out->in_use_bytes = ctx->in_use;
@@ -79,12 +119,9 @@ void nsalloc_lua_context_stats(const nsalloc_lua_context_t *ctx, nsalloc_lua_sta
     out->by_type[type].count = ctx->type_count[type];
     out->by_type[type].bytes = ctx->type_bytes[type];
   }
-  if (ctx->heap) { /* the heap belongs to the copy that made the context */
-    nsalloc_stats_t heap;
-    ctx->heap_stats(ctx->heap, &heap);
-    out->heap_bytes = heap.in_use_bytes;
-    out->heap_page_bytes = heap.page_bytes;
-  }
+  /* The heaps belong to the copy that made the context. */
+  add_heap_stats(ctx, ctx->heap, out);
+  add_heap_stats(ctx, ctx->earlier_heap, out);
 }
 
 size_t nsalloc_lua_context_set_limit(nsalloc_lua_context_t *ctx, size_t bytes) {
@@ -99,30 +136,10 @@ uint64_t nsalloc_lua_context_set_alloc_limit(nsalloc_lua_context_t *ctx, uint64_
   return previous;
 }
 
-/* The registry names the context; it counts only while it is still the `ud`
- * of the state's allocator (a host may have swapped allocators since). */
-nsalloc_lua_context_t *nsalloc_lua_context_of(lua_State *L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, CONTEXT_REGISTRY_KEY);
-  nsalloc_lua_context_t *ctx = lua_touserdata(L, -1);
-  lua_pop(L, 1);
-  void *ud = NULL;
-  lua_getallocf(L, &ud);
-  return ctx && ctx == ud && context_is_valid(ctx) ? ctx : NULL;
-}
-
-void context_start_count(nsalloc_lua_context_t *ctx, lua_State *L) {
-  ctx->in_use = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
-  ctx->peak = ctx->in_use;
-}
-
 bool nsalloc_lua_track(lua_State *L) {
   nsalloc_lua_context_t *ctx = nsalloc_lua_context_of(L);
   if (!ctx) return false;
-  if (!ctx->untracked) return true;
-  context_start_count(ctx, L);
-  ctx->untracked = false;
-  lua_setallocf(L, ctx->counting_alloc, ctx);
-  return true;
+  return !ctx->untracked || ctx->start_tracking(ctx, L);
 }
 
 const char *nsalloc_lua_type_name(nsalloc_lua_type_t type) {

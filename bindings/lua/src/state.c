@@ -1,7 +1,8 @@
 /*
  * state.c - what a fresh state gets besides its allocator: the handlers
  * luaL_newstate would install (a panic message, warnings that are off until
- * "@on") and the registry entry naming its context.
+ * "@on") and the registry entry naming its context, which
+ * nsalloc_lua_context_of reads.
  */
 #include "context.h"
 
@@ -40,6 +41,17 @@ static void on_warning(void *ud, const char *piece, int to_continue) {
     fputc('\n', stderr);
     *state = WARN_ON;
   }
+}
+
+/* The registry names the context; it counts only while it is still the `ud`
+ * of the state's allocator (a host may have swapped allocators since). */
+nsalloc_lua_context_t *nsalloc_lua_context_of(lua_State *L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, CONTEXT_REGISTRY_KEY);
+  nsalloc_lua_context_t *ctx = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  void *ud = NULL;
+  lua_getallocf(L, &ud);
+  return ctx && ctx == ud && context_is_valid(ctx) ? ctx : NULL;
 }
 
 static int register_context(lua_State *L) {

@@ -9,6 +9,8 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +199,33 @@ static void test_one_state_per_context(void) {
   CHECK_EQ(copy_blocks(), 0);
 }
 
+/* Deleting a context whose state is still open would leave the state
+ * allocating through freed memory: the delete names the state and says what
+ * to do, and aborts. The child prints the state's address first. */
+static void delete_with_open_state(void *close_first) {
+  nsalloc_lua_context_t *ctx = nsalloc_lua_context_new(NULL);
+  lua_State *L = nsalloc_lua_context_newstate(ctx);
+  fprintf(stderr, "state=%p\n", (void *)L);
+  if (close_first) lua_close(L);
+  nsalloc_lua_context_delete(ctx);
+  fprintf(stderr, "deleted\n");
+}
+
+static void test_delete_with_open_state_names_it(void) {
+  char output[1024], expected[128];
+  int status = test_in_child(delete_with_open_state, NULL, output, sizeof output);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+  void *state = NULL;
+  CHECK(sscanf(output, "state=%p", &state) == 1 && state != NULL);
+  snprintf(expected, sizeof expected, "its Lua state %p is still open; call lua_close", state);
+  CHECK(strstr(output, expected) != NULL);
+  CHECK(strstr(output, "deleted") == NULL);
+  /* The control: closed first, the same delete goes through. */
+  status = test_in_child(delete_with_open_state, (void *)1, output, sizeof output);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(strstr(output, "deleted") != NULL);
+}
+
 /* The warning handler's state must be out of Lua's reach: a script that
  * removes every registry entry the binding made and collects must leave the
  * handler working, and its switches must not write into blocks that now hold
@@ -273,6 +302,7 @@ int main(int argc, char **argv) {
       TEST(test_context_of),
       TEST(test_stats_by_type),
       TEST(test_one_state_per_context),
+      TEST(test_delete_with_open_state_names_it),
       TEST(test_warning_state_survives_registry_wipe),
       TEST(test_untracked_until_tracked),
   };

@@ -1,12 +1,13 @@
--- host.lua HOST: nsalloc-lua's command line, run as a user would.
-local host = ...
-assert(host, "usage: host.lua HOST")
+-- host.lua HOST STOCK_LUA: nsalloc-lua's command line, run as a user would;
+-- some cases side by side with Debian's lua5.4 (STOCK_LUA).
+local host, stock = ...
+assert(host and stock, "usage: host.lua HOST STOCK_LUA")
 local tmp = os.tmpname()
 local failures = 0
 
 -- Runs `host ARGS` through the shell; returns exit code, stdout, stderr.
-local function run(args, stdin, env)
-  local command = (env and "env " .. env .. " " or "") .. host .. " " .. args .. " >" .. tmp ..
+local function run(args, stdin, env, program)
+  local command = (env and "env " .. env .. " " or "") .. (program or host) .. " " .. args .. " >" .. tmp ..
                   ".out 2>" .. tmp .. ".err"
   if stdin then command = "printf '%s' '" .. stdin .. "' | " .. command end
   local _, how, code = os.execute(command)
@@ -34,6 +35,33 @@ local function expect(name, args, want, stdin, env)
     print("PASS " .. name)
   end
 end
+
+-- The drop-in promise: the same exit status, stdout and stderr as lua5.4
+-- (the program name that starts a message aside).
+local function same_as_stock(name, args, stdin)
+  local code, out, err = run(args, stdin, nil, host)
+  local stock_code, stock_out, stock_err = run(args, stdin, nil, stock)
+  local function unnamed(text, program)
+    return (text:gsub(program:gsub("%p", "%%%0") .. ": ", "PROGNAME: "))
+  end
+  err, stock_err = unnamed(err, host), unnamed(stock_err, stock)
+  if code ~= stock_code or out ~= stock_out or err ~= stock_err then
+    failures = failures + 1
+    io.stderr:write(("FAIL %s (as lua5.4): exit %d, lua5.4 %d\nstdout %q\nlua5.4 %q\nstderr %q\nlua5.4 %q\n")
+                    :format(name, code, stock_code, out, stock_out, err, stock_err))
+  else
+    print("PASS " .. name .. " (as lua5.4: exit " .. code .. ")")
+  end
+end
+
+-- lua5.4 ignores the outcome of standard input run as the implicit script
+-- (no script, no -e): an error is reported and the status is 0; "-" named as
+-- the script is a script, whose error gives 1.
+same_as_stock("error in implicit stdin", "", "local x = 1\nerror(\"x\")\n")
+same_as_stock("syntax error in implicit stdin", "", "x =\n")
+same_as_stock("error in - (stdin as the script)", "-", "error(\"x\")\n")
+same_as_stock("syntax error in -", "-", "x =\n")
+same_as_stock("error in implicit stdin after -W", "-W", "warn(\"hi\") error(\"y\")\n")
 
 local script = tmp .. ".lua"
 local f = assert(io.open(script, "w"))
