@@ -261,7 +261,7 @@ static char *symbol_count(const loader_view_t *view, uint64_t *count) {
  * first pass can check every name before any evidence is added. */
 static char *walk_symbols(artifact_t *artifact, const loader_view_t *view, bool note) {
   if (!has_tag(view, TAG_SYMTAB)) return NULL;
-  uint64_t count, at;
+  uint64_t count = 0, at;
   char *error = symbol_count(view, &count);
   if (error) return error;
   uint64_t minimal_entry = elf_symbol_size(view->elf);
@@ -307,7 +307,7 @@ static char *scan_relocations(artifact_t *artifact, const loader_view_t *view, i
 
 char *elf_loader_scan(artifact_t *artifact, const elf_file_t *elf, bool *dynamic) {
   loader_view_t view = {.elf = elf, .file = &elf->view, .word = elf->word};
-  elf_segment_t segment, pt_dynamic;
+  elf_segment_t segment, pt_dynamic = {0};
   *dynamic = false;
   for (uint64_t i = 0; elf_read_segment(elf, i, &segment); i++) {
     if (segment.type == PT_TLS) artifact->uses_tls = true;
