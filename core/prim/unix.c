@@ -8,9 +8,13 @@
  * _DEFAULT_SOURCE first, so mmap flags, madvise and clock_gettime are declared
  * even under -std=c11.
  */
+#include <dlfcn.h>
+#include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -152,6 +156,46 @@ static void prim_at_exit(void (*handler)(void)) {
   atexit(handler);
 }
 #endif
+
+/* ---- looking at other modules ----------------------------------------------- */
+
+#if defined(__linux__)
+/* The kernel copies from this process's memory and answers EFAULT for an
+ * unreadable address: one system call, no fault, no file descriptor. A
+ * process may always read itself (no ptrace permission is involved); only a
+ * seccomp filter could refuse it, and then nothing is read (false). */
+static bool prim_read_safely(const void *address, void *out, size_t size) {
+  int saved = errno;
+  struct iovec local = {out, size}, remote = {(void *)(uintptr_t)address, size};
+  bool ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size;
+  errno = saved;
+  return ok;
+}
+#else
+/* macOS and FreeBSD: write() into a pipe copies from the address in the
+ * kernel, which answers EFAULT instead of faulting; the bytes are read back
+ * (size is far below the pipe's capacity, so neither call blocks). */
+static bool prim_read_safely(const void *address, void *out, size_t size) {
+  int saved = errno, fds[2];
+  bool ok = false;
+  if (pipe(fds) == 0) {
+    ok = write(fds[1], address, size) == (ssize_t)size && read(fds[0], out, size) == (ssize_t)size;
+    close(fds[0]);
+    close(fds[1]);
+  }
+  errno = saved;
+  return ok;
+}
+#endif
+
+/* The loader's name of the module: its path as loaded (for the main program
+ * glibc gives argv[0]). */
+static bool prim_module_name(const void *address, char *out, size_t size) {
+  Dl_info info;
+  if (!dladdr(address, &info) || !info.dli_fname || !info.dli_fname[0]) return false;
+  snprintf(out, size, "%s", info.dli_fname);
+  return true;
+}
 
 /* ---- misc ------------------------------------------------------------------- */
 
