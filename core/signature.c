@@ -17,8 +17,8 @@
  */
 #include "internal.h"
 
-#define SIGNATURE_MAGIC UINT64_C(0x31434f4c4c41534e) /* "NSALLOC1" */
-#define SIGNATURE_KEY   UINT64_C(0xa5c3e1f0d2b49687)
+#define SIGNATURE_MAGIC     UINT64_C(0x31434f4c4c41534e) /* "NSALLOC1" */
+#define SIGNATURE_KEY       UINT64_C(0xa5c3e1f0d2b49687)
 #define SIGNATURE_MIN_SHIFT 21 /* every copy's segments: NSALLOC_SEGMENT_SHIFT 21..23 */
 #define SIGNATURE_MAX_SHIFT 23
 

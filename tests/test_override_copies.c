@@ -158,7 +158,8 @@ static void test_same_prefix_copies_named_by_module(void) {
                modules[i].copy->prefix(), modules[i].path, (uintptr_t)theirs,
                modules[j].copy->prefix(), modules[j].path);
       CHECK(strstr(output, expected) != NULL);
-      if (!strstr(output, expected)) fprintf(stderr, "  got: %s\n  expected: %s\n", output, expected);
+      if (!strstr(output, expected))
+        fprintf(stderr, "  got: %s\n  expected: %s\n", output, expected);
       modules[j].copy->free(theirs);
     }
 }

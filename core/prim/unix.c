@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -188,11 +191,24 @@ static bool prim_read_safely(const void *address, void *out, size_t size) {
 }
 #endif
 
-/* The loader's name of the module: its path as loaded (for the main program
- * glibc gives argv[0]). */
+/* The loader's name of the module: its path as loaded. For the main
+ * program the loader has only argv[0] (glibc) or nothing; on Linux the
+ * kernel knows its file. */
 static bool prim_module_name(const void *address, char *out, size_t size) {
   Dl_info info;
-  if (!dladdr(address, &info) || !info.dli_fname || !info.dli_fname[0]) return false;
+  if (!dladdr(address, &info)) return false;
+#if defined(__linux__)
+  Dl_info main_program;
+  if (dladdr((const void *)getauxval(AT_PHDR), &main_program) &&
+      main_program.dli_fbase == info.dli_fbase) {
+    ssize_t length = readlink("/proc/self/exe", out, size - 1);
+    if (length > 0) {
+      out[length] = '\0';
+      return true;
+    }
+  }
+#endif
+  if (!info.dli_fname || !info.dli_fname[0]) return false;
   snprintf(out, size, "%s", info.dli_fname);
   return true;
 }
