@@ -43,14 +43,16 @@ static nsalloc_stats_t stats_of(const iso_copy *copy) {
 
 /* Does `text` say that copy b, handed a's block, refused it for `op`,
  * naming both copies by prefix and module file? With two copies of one
- * prefix, only the module tells which complained and which owns the block. */
+ * prefix, only the module tells which complained and which owns the block.
+ * (Module files are matched by name: Windows reports a DOS path.) */
 static bool names_both(const char *text, const iso_copy *a, const iso_copy *b, const char *op) {
-  char complainer[1024], owner[1024];
-  snprintf(complainer, sizeof complainer, "nsalloc[%s in %s]: %s(0x", b->api->prefix(), b->path,
-           op);
-  snprintf(owner, sizeof owner, FOREIGN_TEXT ": a block of nsalloc[%s in %s]", a->api->prefix(),
-           a->path);
-  return strstr(text, complainer) && strstr(text, owner);
+  const char *owner = strstr(text, FOREIGN_TEXT ": a block of ");
+  if (!owner) return false;
+  char complainer[2048], call[64];
+  snprintf(complainer, sizeof complainer, "%.*s", (int)(owner - text), text);
+  snprintf(call, sizeof call, "]: %s(0x", op);
+  return test_names_copy(complainer, b->api->prefix(), b->name) && strstr(complainer, call) &&
+         test_names_copy(owner, a->api->prefix(), a->name);
 }
 
 static void expect_message(const captured *c, size_t count, const iso_copy *a, const iso_copy *b,
