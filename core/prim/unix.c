@@ -10,6 +10,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,34 +163,42 @@ static void prim_at_exit(void (*handler)(void)) {
 
 /* ---- looking at other modules ----------------------------------------------- */
 
-#if defined(__linux__)
-/* The kernel copies from this process's memory and answers EFAULT for an
- * unreadable address: one system call, no fault, no file descriptor. A
- * process may always read itself (no ptrace permission is involved); only a
- * seccomp filter could refuse it, and then nothing is read (false). */
+/* write() into a pipe copies from the address in the kernel, which answers
+ * EFAULT instead of faulting; the bytes are read back (size is far below
+ * the pipe's capacity, so neither call blocks). Four more system calls than
+ * process_vm_readv, and portable. */
+static bool prim_read_through_pipe(const void *address, void *out, size_t size) {
+  int fds[2];
+#if defined(__linux__) || defined(__FreeBSD__)
+  if (pipe2(fds, O_CLOEXEC) != 0) return false;
+#else
+  if (pipe(fds) != 0) return false;
+#endif
+  bool ok =
+      write(fds[1], address, size) == (ssize_t)size && read(fds[0], out, size) == (ssize_t)size;
+  close(fds[0]);
+  close(fds[1]);
+  return ok;
+}
+
+/* Linux: process_vm_readv, one system call: the kernel copies from this
+ * process's memory and answers EFAULT for an unreadable address. A process
+ * may always read itself (no ptrace permission is involved); where the call
+ * is missing or refused (qemu-user answers ENOSYS, a seccomp filter EPERM)
+ * the pipe does the same. macOS and FreeBSD: the pipe. */
 static bool prim_read_safely(const void *address, void *out, size_t size) {
   int saved = errno;
+#if defined(__linux__)
   struct iovec local = {out, size}, remote = {(void *)(uintptr_t)address, size};
-  bool ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size;
-  errno = saved;
-  return ok;
-}
+  ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+  bool ok = n == (ssize_t)size ||
+            (n < 0 && errno != EFAULT && prim_read_through_pipe(address, out, size));
 #else
-/* macOS and FreeBSD: write() into a pipe copies from the address in the
- * kernel, which answers EFAULT instead of faulting; the bytes are read back
- * (size is far below the pipe's capacity, so neither call blocks). */
-static bool prim_read_safely(const void *address, void *out, size_t size) {
-  int saved = errno, fds[2];
-  bool ok = false;
-  if (pipe(fds) == 0) {
-    ok = write(fds[1], address, size) == (ssize_t)size && read(fds[0], out, size) == (ssize_t)size;
-    close(fds[0]);
-    close(fds[1]);
-  }
+  bool ok = prim_read_through_pipe(address, out, size);
+#endif
   errno = saved;
   return ok;
 }
-#endif
 
 /* The loader's name of the module: its path as loaded. For the main
  * program the loader has only argv[0] (glibc) or nothing; on Linux the
