@@ -164,7 +164,21 @@ struct page_s {
 
 enum segment_kind { SEGMENT_NORMAL = 1, SEGMENT_HUGE };
 
+/* The first bytes of every segment of every copy (signature.c): how a copy
+ * recognises another copy's segment without any state shared between them.
+ * Its layout is fixed whatever the build (fixed-width fields, no pointers
+ * read back): copies of other versions and segment sizes read it. */
+#define SIGNATURE_PREFIX_BYTES 32
+typedef struct segment_signature_s {
+  uint64_t magic; /* SIGNATURE_MAGIC */
+  uint64_t check; /* signature_check(): binds the fields below to this address */
+  uint64_t size;  /* bytes of the segment (a huge one's too) */
+  uint64_t owner; /* address of the owning copy's state: names its module */
+  char prefix[SIGNATURE_PREFIX_BYTES]; /* the owner's prefix, NUL-terminated (truncated) */
+} segment_signature_t;
+
 struct segment_s {
+  segment_signature_t signature;    /* first: at the segment's base, for every copy */
   page_t *page_of[SLICE_COUNT];     /* slice -> head page descriptor; &unused_page when free */
   page_t pages[SLICE_COUNT];        /* descriptor of the page starting at each slice */
   _Atomic(heap_t *) heap;           /* owning heap; NULL while abandoned or cached */
@@ -371,6 +385,8 @@ typedef struct copy_state_s {
   uint8_t *meta_bump, *meta_end; /* mmap'd descriptor chunk beyond the pool */
   long options[NSALLOC_OPTION_COUNT];
   nsalloc_forward_t forward;
+  bool forward_is_fallback; /* `forward` is the build's fixed fallback (NSALLOC_DEFAULT_FORWARD:
+                             * the C library), which never gets another copy's block */
   nsalloc_message_fn message_fn;
   void *message_arg;
   nsalloc_os_source_t os_source; /* alloc == NULL: mmap */
@@ -403,6 +419,10 @@ static size_t os_page_size(void);
 static void segment_map_set(segment_t *seg);
 static void segment_map_clear(segment_t *seg);
 static segment_t *segment_map_lookup(const void *p);
+/* signature.c */
+static void signature_write(segment_t *seg);
+static void signature_erase(segment_t *seg);
+static bool signature_find(const void *p, segment_signature_t *out);
 /* policy.c */
 static void message(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static void diagnose(enum api_op op, const void *p, const char *what, bool fatal);

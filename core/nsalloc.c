@@ -6,10 +6,11 @@
  * (see internal.h). The build also concatenates these files into the
  * amalgamation (nsalloc.c + nsalloc.h) for projects that do not use CMake.
  */
-/* POSIX and BSD declarations (mmap flags, madvise, clock_gettime) even under
- * -std=c11: this must come before the first system header. */
-#if !defined(_WIN32) && !defined(_DEFAULT_SOURCE)
-#define _DEFAULT_SOURCE 1
+/* POSIX, BSD and GNU declarations (mmap flags, madvise, clock_gettime,
+ * dladdr, process_vm_readv) even under -std=c11: this must come before the
+ * first system header. */
+#if !defined(_WIN32) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1
 #endif
 
 #include "internal.h"
@@ -24,6 +25,7 @@
 #include "size_class.c"
 #include "os.c"
 #include "segment_map.c"
+#include "signature.c"
 #include "policy.c"
 #include "options.c"
 #include "page.c"

@@ -75,6 +75,7 @@ static void options_init(void) {
   /* A build may route foreign pointers to a fixed fallback (the override
    * library hands blocks that predate it back to the C library). */
   copy.forward = (nsalloc_forward_t)NSALLOC_DEFAULT_FORWARD;
+  copy.forward_is_fallback = true;
   copy.options[NSALLOC_OPTION_FOREIGN_POLICY] = NSALLOC_POLICY_FORWARD;
 #endif
 }

@@ -3,8 +3,11 @@
  * of one nsalloc copy, for LD_PRELOAD and whole-program benchmarks.
  *
  * Pointers this copy does not own (the dynamic loader's early blocks, blocks
- * from before a late preload) are forwarded to the C library's own allocator.
+ * from before a late preload) are forwarded to the C library's own allocator,
+ * except a block of another nsalloc copy (a module's private copy), which
+ * glibc would take for its own: that aborts, naming both copies (policy.c).
  */
+#define _GNU_SOURCE 1 /* before the first system header: see nsalloc.c */
 #include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>

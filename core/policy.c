@@ -6,6 +6,16 @@
  * it alone) or abort with a message. A pointer INTO this copy that is not a
  * live block start (interior pointer, double free, unallocated memory) is
  * never forwarded: it is reported under REPORT and aborts otherwise.
+ *
+ * A foreign pointer in another nsalloc copy's segment (signature.c) is named
+ * with its owner, and is never handed to a build's fixed fallback (the
+ * override library's C library hooks, which would take it for their own):
+ * there it aborts, as under the default policy. Hooks a host installed with
+ * nsalloc_set_foreign_policy() still receive it: routing blocks between
+ * copies is what hosts install them for.
+ *
+ * Every diagnostic names the copy by prefix and module file:
+ * "nsalloc[<prefix> in <module>]: ...".
  */
 #include "internal.h"
 
@@ -29,13 +39,23 @@ static const char *op_name(enum api_op op) {
   return names[op];
 }
 
-/* One diagnostic line, "nsalloc[<prefix>]: ...", to the handler or stderr. */
+/* "<prefix> in <module>" for the copy whose state is at `copy_state`. */
+static void copy_name(char *out, size_t size, const char *prefix, const void *copy_state) {
+  int n = snprintf(out, size, "%s in ", prefix);
+  if (n < 0 || (size_t)n >= size || !prim_module_name(copy_state, out + n, size - (size_t)n))
+    snprintf(out, size, "%s in an unknown module", prefix);
+}
+
+/* One diagnostic line, "nsalloc[<prefix> in <module>]: ...", to the handler
+ * or stderr. */
 static void message(const char *format, ...) {
-  char line[320];
-  int n = snprintf(line, sizeof line, "nsalloc[%s]: ", NSALLOC_PREFIX_STRING);
+  char line[1024], self[512];
+  copy_name(self, sizeof self, NSALLOC_PREFIX_STRING, &copy);
+  int n = snprintf(line, sizeof line - 1, "nsalloc[%s]: ", self);
+  if (n < 0 || (size_t)n >= sizeof line - 1) n = 0;
   va_list args;
   va_start(args, format);
-  vsnprintf(line + n, sizeof line - (size_t)n, format, args);
+  vsnprintf(line + n, sizeof line - 1 - (size_t)n, format, args); /* room for the newline */
   va_end(args);
   if (copy.message_fn) {
     copy.message_fn(line, copy.message_arg);
@@ -60,18 +80,28 @@ static void diagnose(enum api_op op, const void *p, const char *what, bool fatal
 static bool foreign_pointer(enum api_op op, const void *p, const char *report_outcome) {
   copy_init();
   atomic_fetch_add(&copy.foreign, 1);
-  switch (copy.options[NSALLOC_OPTION_FOREIGN_POLICY]) {
-  case NSALLOC_POLICY_FORWARD:
+  long policy = copy.options[NSALLOC_OPTION_FOREIGN_POLICY];
+  /* The owner is looked for (a few system calls) only when a message may
+   * name it or the fallback must not receive it: never on a host's forward. */
+  segment_signature_t owner;
+  bool other_copy =
+      (policy != NSALLOC_POLICY_FORWARD || copy.forward_is_fallback) && signature_find(p, &owner);
+  if (policy == NSALLOC_POLICY_FORWARD && !other_copy) {
     atomic_fetch_add(&copy.forwarded, 1);
     return true;
-  case NSALLOC_POLICY_REPORT:
-    message("%s(" ADDRESS_FORMAT "): pointer not owned by this copy (foreign); %s", op_name(op),
-            (uintptr_t)p, report_outcome);
-    return false;
-  default:
-    diagnose(op, p, "pointer not owned by this copy (foreign)", true);
-    return false;
   }
+  char what[640] = "pointer not owned by this copy (foreign)";
+  if (other_copy) {
+    char name[512];
+    copy_name(name, sizeof name, owner.prefix, (const void *)(uintptr_t)owner.owner);
+    snprintf(what, sizeof what, "pointer not owned by this copy (foreign): a block of nsalloc[%s]",
+             name);
+  }
+  if (policy == NSALLOC_POLICY_REPORT)
+    message("%s(" ADDRESS_FORMAT "): %s; %s", op_name(op), (uintptr_t)p, what, report_outcome);
+  else
+    diagnose(op, p, what, true);
+  return false;
 }
 
 /* forward_ctx: the caller's own (nsalloc_forwarding_free/realloc), or NULL
@@ -107,6 +137,7 @@ int nsalloc_set_foreign_policy(nsalloc_policy_t policy, const nsalloc_forward_t 
   if (policy == NSALLOC_POLICY_FORWARD) {
     if (!forward || !forward->free || !forward->realloc) return EINVAL;
     copy.forward = *forward;
+    copy.forward_is_fallback = false;
   } else if (policy != NSALLOC_POLICY_ABORT && policy != NSALLOC_POLICY_REPORT) {
     return EINVAL;
   }

@@ -30,6 +30,7 @@ static void segment_init_header(segment_t *seg, size_t size, enum segment_kind k
   seg->free_slices = SLICES_ALL;
   /* Fresh mmap'd memory is not resident; host-supplied memory may be. */
   seg->decommitted = !copy.os_source.alloc ? SLICES_ALL : 0;
+  signature_write(seg);
 }
 
 /* Ready a cached segment for a new owner. Only its header needs resetting:
@@ -150,6 +151,7 @@ static void segment_unmap(segment_t *seg) {
   copy_unlock();
   atomic_fetch_sub(&copy.reserved, seg->size);
   stats_committed(-(ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
+  signature_erase(seg);
   os_free(seg, seg->size);
 }
 

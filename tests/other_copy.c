@@ -6,6 +6,9 @@
 void *other_malloc(size_t size) {
   return nsalloc_malloc(size);
 }
+void *other_aligned_alloc(size_t alignment, size_t size) {
+  return nsalloc_aligned_alloc(alignment, size);
+}
 void *other_realloc(void *p, size_t size) {
   return nsalloc_realloc(p, size);
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 void *other_malloc(size_t size);
+void *other_aligned_alloc(size_t alignment, size_t size);
 void *other_realloc(void *p, size_t size);
 void other_free(void *p);
 size_t other_usable_size(const void *p);

@@ -52,32 +52,58 @@ static void call_in_child(void *arg) {
     (void)nsalloc_usable_size(call->pointer);
 }
 
-/* The call must abort, and the message must name prefix, operation, address. */
+/* The call must abort, and the message must name the copy (prefix and
+ * module file: this program), operation, address and reason. */
 static void expect_abort(const char *op, void *pointer, const char *reason) {
-  char output[1024], expected[128];
+  char output[4096], expected[128];
   bad_call call = {op, pointer};
   int status = test_in_child(call_in_child, &call, output, sizeof output);
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-  snprintf(expected, sizeof expected, "nsalloc[t_]: %s(0x%" PRIxPTR "): ", op, (uintptr_t)pointer);
+  snprintf(expected, sizeof expected, "]: %s(0x%" PRIxPTR "): ", op, (uintptr_t)pointer);
+  bool named = test_names_copy(output, "t_", "test_foreign");
+  CHECK(named);
   CHECK(strstr(output, expected) != NULL);
   CHECK(strstr(output, reason) != NULL);
-  if (!strstr(output, expected) || !strstr(output, reason))
-    fprintf(stderr, "  child said: %s\n  expected: %s ... %s\n", output, expected, reason);
+  if (!named || !strstr(output, expected) || !strstr(output, reason))
+    fprintf(stderr, "  child said: %s\n  expected: nsalloc[t_ in ...test_foreign%s ... %s\n",
+            output, expected, reason);
 }
 
 static void test_abort_on_foreign_pointers(void) {
   int on_stack;
   void *from_libc = malloc(48);
-  void *from_other = other_malloc(48);
   static const char *const ops[] = {"free", "realloc", "usable_size"};
   for (int i = 0; i < 3; i++) {
-    expect_abort(ops[i], from_libc, "not owned by this copy (foreign)");
-    expect_abort(ops[i], &on_stack, "not owned by this copy (foreign)");
-    expect_abort(ops[i], static_buffer, "not owned by this copy (foreign)");
-    expect_abort(ops[i], from_other, "not owned by this copy (foreign)");
+    expect_abort(ops[i], from_libc, "not owned by this copy (foreign); aborting");
+    expect_abort(ops[i], &on_stack, "not owned by this copy (foreign); aborting");
+    expect_abort(ops[i], static_buffer, "not owned by this copy (foreign); aborting");
   }
   free(from_libc);
-  other_free(from_other);
+}
+
+/* Another copy's blocks are recognised by their segment's signature, and
+ * the message names their owner: small, large and huge blocks, huge ones
+ * aligned to 4 and 8 MiB (they start one alignment past their segment). */
+static void test_abort_names_the_owning_copy(void) {
+  void *blocks[] = {other_malloc(48), other_malloc(300000), other_malloc((size_t)20 << 20),
+                    other_aligned_alloc((size_t)4 << 20, (size_t)5 << 20),
+                    other_aligned_alloc((size_t)8 << 20, 100)};
+  static const char *const ops[] = {"free", "realloc", "usable_size"};
+  for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+    CHECK(blocks[b] != NULL);
+    for (int i = 0; i < 3; i++) {
+      char output[4096];
+      bad_call call = {ops[i], blocks[b]};
+      int status = test_in_child(call_in_child, &call, output, sizeof output);
+      CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+      bool named = test_names_copy(output, "t_", "test_foreign") &&
+                   strstr(output, "not owned by this copy (foreign): a block of nsalloc[o_ in ") &&
+                   test_names_copy(output, "o_", "test_foreign") && strstr(output, "; aborting");
+      CHECK(named);
+      if (!named) fprintf(stderr, "  block %zu, %s: child said: %s\n", b, ops[i], output);
+    }
+    other_free(blocks[b]);
+  }
 }
 
 static void test_abort_on_invalid_own_pointers(void) {
@@ -141,8 +167,8 @@ static void test_report_counts_exactly(void) {
   unsigned char *from_other = other_malloc(64);
   memset(from_other, 0x5A, 64);
   nsalloc_free(from_other);
-  CHECK(strstr(last_message, "free(") && strstr(last_message, "nsalloc[t_]") &&
-        strstr(last_message, "left alone"));
+  CHECK(strstr(last_message, "free(") && test_names_copy(last_message, "t_", "test_foreign") &&
+        test_names_copy(last_message, "o_", "test_foreign") && strstr(last_message, "left alone"));
   errno = 0;
   CHECK(nsalloc_realloc(from_other, 128) == NULL && errno == EINVAL);
   CHECK(strstr(last_message, "realloc refused"));
@@ -255,10 +281,10 @@ static void test_copies_do_not_own_each_other(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_abort_on_foreign_pointers),       TEST(test_abort_on_invalid_own_pointers),
-      TEST(test_abort_on_partial_tail_block),     TEST(test_report_counts_exactly),
-      TEST(test_forward_preserves_contents),      TEST(test_copies_do_not_own_each_other),
-      TEST(test_forwarding_calls_pass_their_ctx),
+      TEST(test_abort_on_foreign_pointers),     TEST(test_abort_names_the_owning_copy),
+      TEST(test_abort_on_invalid_own_pointers), TEST(test_abort_on_partial_tail_block),
+      TEST(test_report_counts_exactly),         TEST(test_forward_preserves_contents),
+      TEST(test_copies_do_not_own_each_other),  TEST(test_forwarding_calls_pass_their_ctx),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }

@@ -202,7 +202,8 @@ static const kind_row kinds[] = {
     {"foreign_libc", FOREIGN, NULL, foreign_libc, NULL},
     {"foreign_stack", FOREIGN, NULL, foreign_stack, NULL},
     {"foreign_static", FOREIGN, NULL, foreign_static, NULL},
-    {"other_copy", FOREIGN, NULL, other_copy_block, NULL},
+    {"other_copy", FOREIGN, "not owned by this copy (foreign): a block of nsalloc[o_ in ",
+     other_copy_block, NULL},
     {"huge_past_end", FOREIGN, NULL, huge_past_end, NULL},
     {"interior_small", INVALID, NULL, interior_small, NULL},
     {"interior_large", INVALID, NULL, interior_large, NULL},
@@ -249,7 +250,7 @@ typedef struct test_id {
 } test_id;
 
 static int messages;
-static char message_text[512];
+static char message_text[2048];
 static void capture(const char *text, void *arg) {
   (void)arg;
   messages++;
@@ -328,9 +329,10 @@ static void expect_reported(const test_id *t, made *m) {
   int saved_errno = errno;
   nsalloc_stats(&after);
   char expected[128];
-  snprintf(expected, sizeof expected, "nsalloc[t_]: %s(%p): ", op_names[t->op], (void *)m->p);
+  snprintf(expected, sizeof expected, "]: %s(%p): ", op_names[t->op], (void *)m->p);
   CHECK_EQ(messages, 1);
-  CHECK(strncmp(message_text, expected, strlen(expected)) == 0);
+  CHECK(strncmp(message_text, "nsalloc[t_ in ", 14) == 0 && strstr(message_text, expected) &&
+        test_names_copy(message_text, "t_", "test_pointer_kinds"));
   CHECK(says_one_of(message_text, reason_of(t->row)));
   bool foreign = t->row->expect == FOREIGN;
   CHECK_EQ(after.foreign_pointers - before.foreign_pointers, foreign ? 1 : 0);
@@ -390,8 +392,9 @@ static bool dies_as_expected(const test_id *t, int status, const char *output) {
   const char *line = strstr(output, "pointer ");
   if (line) sscanf(line, "pointer %p", &p);
   char expected[128];
-  snprintf(expected, sizeof expected, "nsalloc[t_]: %s(%p): ", op_names[t->op], p);
+  snprintf(expected, sizeof expected, "]: %s(%p): ", op_names[t->op], p);
   return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && strstr(output, expected) &&
+         test_names_copy(output, "t_", "test_pointer_kinds") &&
          says_one_of(output, reason_of(t->row)) && strstr(output, "; aborting");
 }
 

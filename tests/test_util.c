@@ -30,6 +30,17 @@ int test_main(int argc, char **argv, const test_case *tests, size_t count) {
   return failed == 0 && passed > 0 ? 0 : 1;
 }
 
+bool test_names_copy(const char *text, const char *prefix, const char *module_part) {
+  char start[96];
+  snprintf(start, sizeof start, "nsalloc[%s in ", prefix);
+  for (const char *name = strstr(text, start); name; name = strstr(name + 1, start)) {
+    const char *module = name + strlen(start), *end = strchr(module, ']');
+    const char *found = strstr(module, module_part);
+    if (end && found && found + strlen(module_part) <= end) return true;
+  }
+  return false;
+}
+
 uint64_t test_random(uint64_t *state) {
   uint64_t x = *state;
   x ^= x >> 12;

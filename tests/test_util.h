@@ -46,6 +46,11 @@ uint64_t test_random(uint64_t *state);
 void test_fill(void *p, size_t size, uint64_t seed);
 bool test_verify(const void *p, size_t size, uint64_t seed);
 
+/* Does `text` name a copy as diagnostics do, "nsalloc[<prefix> in
+ * <module>]", with `module_part` in its module's file name (a path, or
+ * just the file's base name: on Windows ".exe" or ".dll" follows)? */
+bool test_names_copy(const char *text, const char *prefix, const char *module_part);
+
 /* Run fn in a forked child; returns its wait status. The child's stderr is
  * captured into `output` (NUL-terminated, truncated to `capacity`).
  * Windows has no fork: fn runs on a new thread of this process with stderr

@@ -38,6 +38,15 @@
  *   - prim_at_exit(): a handler run at process exit, or when the module
  *     holding the copy is unloaded, whichever comes first.
  *
+ * Looking at other modules (slow paths only)
+ *   - prim_read_safely(address, out, size): copy `size` bytes at `address`
+ *     into `out` when all of them are readable, else return false - never
+ *     fault, whatever `address` is (unmapped, a guard page, being unmapped
+ *     by another thread). errno is left as it was.
+ *   - prim_module_name(address, out, size): the file of the loaded module
+ *     (shared object, DLL or executable) that contains `address`, as a
+ *     NUL-terminated string; false when none does (its module was unloaded).
+ *
  * Misc
  *   - prim_clock_ms(): a monotonic clock in milliseconds.
  *   - prim_write_error(text, length): best-effort write to the error stream.
@@ -119,6 +128,9 @@ static void prim_key_set(prim_key_t key, void *value);
 static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 static void prim_yield(void);
 static void prim_at_exit(void (*handler)(void));
+/* looking at other modules */
+static bool prim_read_safely(const void *address, void *out, size_t size);
+static bool prim_module_name(const void *address, char *out, size_t size);
 /* misc */
 static uint64_t prim_clock_ms(void);
 static void prim_write_error(const char *text, size_t length);

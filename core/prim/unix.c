@@ -8,9 +8,17 @@
  * _DEFAULT_SOURCE first, so mmap flags, madvise and clock_gettime are declared
  * even under -std=c11.
  */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -152,6 +160,67 @@ static void prim_at_exit(void (*handler)(void)) {
   atexit(handler);
 }
 #endif
+
+/* ---- looking at other modules ----------------------------------------------- */
+
+/* write() into a pipe copies from the address in the kernel, which answers
+ * EFAULT instead of faulting; the bytes are read back (size is far below
+ * the pipe's capacity, so neither call blocks). Four more system calls than
+ * process_vm_readv, and portable. */
+static bool prim_read_through_pipe(const void *address, void *out, size_t size) {
+  int fds[2];
+#if defined(__linux__) || defined(__FreeBSD__)
+  if (pipe2(fds, O_CLOEXEC) != 0) return false;
+#else
+  if (pipe(fds) != 0) return false;
+#endif
+  bool ok =
+      write(fds[1], address, size) == (ssize_t)size && read(fds[0], out, size) == (ssize_t)size;
+  close(fds[0]);
+  close(fds[1]);
+  return ok;
+}
+
+/* Linux: process_vm_readv, one system call: the kernel copies from this
+ * process's memory and answers EFAULT for an unreadable address. A process
+ * may always read itself (no ptrace permission is involved); where the call
+ * is missing or refused (qemu-user answers ENOSYS, a seccomp filter EPERM)
+ * the pipe does the same. macOS and FreeBSD: the pipe. */
+static bool prim_read_safely(const void *address, void *out, size_t size) {
+  int saved = errno;
+#if defined(__linux__)
+  struct iovec local = {out, size}, remote = {(void *)(uintptr_t)address, size};
+  ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+  bool ok = n == (ssize_t)size ||
+            (n < 0 && errno != EFAULT && prim_read_through_pipe(address, out, size));
+#else
+  bool ok = prim_read_through_pipe(address, out, size);
+#endif
+  errno = saved;
+  return ok;
+}
+
+/* The loader's name of the module: its path as loaded. For the main
+ * program the loader has only argv[0] (glibc) or nothing; on Linux the
+ * kernel knows its file. */
+static bool prim_module_name(const void *address, char *out, size_t size) {
+  Dl_info info;
+  if (!dladdr(address, &info)) return false;
+#if defined(__linux__)
+  Dl_info main_program;
+  if (dladdr((const void *)getauxval(AT_PHDR), &main_program) &&
+      main_program.dli_fbase == info.dli_fbase) {
+    ssize_t length = readlink("/proc/self/exe", out, size - 1);
+    if (length > 0) {
+      out[length] = '\0';
+      return true;
+    }
+  }
+#endif
+  if (!info.dli_fname || !info.dli_fname[0]) return false;
+  snprintf(out, size, "%s", info.dli_fname);
+  return true;
+}
 
 /* ---- misc ------------------------------------------------------------------- */
 

@@ -140,6 +140,30 @@ static void prim_at_exit(void (*handler)(void)) {
   atexit(handler); /* mingw: a DLL's handlers run when it is unloaded, or at exit */
 }
 
+/* ---- looking at other modules ----------------------------------------------- */
+
+/* ReadProcessMemory on the process itself fails (ERROR_PARTIAL_COPY,
+ * ERROR_NOACCESS) instead of faulting on an unreadable address. */
+static bool prim_read_safely(const void *address, void *out, size_t size) {
+  int saved = errno;
+  DWORD last_error = GetLastError();
+  SIZE_T done = 0;
+  bool ok = ReadProcessMemory(GetCurrentProcess(), address, out, size, &done) && done == size;
+  SetLastError(last_error);
+  errno = saved;
+  return ok;
+}
+
+static bool prim_module_name(const void *address, char *out, size_t size) {
+  HMODULE module;
+  if (!GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+                              GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                          (LPCSTR)address, &module))
+    return false;
+  DWORD length = GetModuleFileNameA(module, out, (DWORD)size);
+  return length > 0 && length < size;
+}
+
 /* ---- misc ------------------------------------------------------------------- */
 
 static uint64_t prim_clock_ms(void) {

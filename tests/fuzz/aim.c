@@ -226,11 +226,12 @@ void op_invalid(reader *r) {
     fuzz_fail("%s: %s(%p) of a %s pointer gave %llu diagnostics (want 1)", copy->prefix,
               how_names[how], (void *)t.q, kind_names[kind],
               (unsigned long long)(messages_seen[t.copy] - before));
-  char expected[96];
-  snprintf(expected, sizeof expected, "nsalloc[%s]: %s(%p)", copy->prefix, how_names[how],
-           (void *)t.q);
-  if (strncmp(last_message[t.copy], expected, strlen(expected)) != 0)
-    fuzz_fail("%s: diagnostic \"%s\" does not start with \"%s\"", copy->prefix,
-              last_message[t.copy], expected);
+  /* "nsalloc[<prefix> in <module>]: <op>(<address>)" */
+  char name[96], call[96];
+  snprintf(name, sizeof name, "nsalloc[%s in ", copy->prefix);
+  snprintf(call, sizeof call, "]: %s(%p)", how_names[how], (void *)t.q);
+  if (strncmp(last_message[t.copy], name, strlen(name)) != 0 || !strstr(last_message[t.copy], call))
+    fuzz_fail("%s: diagnostic \"%s\" is not \"%s<module>%s\"", copy->prefix, last_message[t.copy],
+              name, call);
   if (t.near) check_block(t.near, "after an invalid call next to it");
 }

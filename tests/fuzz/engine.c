@@ -21,7 +21,7 @@
 fuzz_state fz;
 const fuzz_copy *const copies[2] = {&fuzz_copy_a, &fuzz_copy_b};
 uint64_t messages_seen[2];
-char last_message[2][512];
+char last_message[2][2048];
 unsigned enabled_kinds;
 
 static void (*failure_hook)(void);

@@ -42,7 +42,7 @@ extern fuzz_state fz;
 extern const fuzz_copy *const copies[2];
 /* Diagnostics each copy delivered to its message handler this input. */
 extern uint64_t messages_seen[2];
-extern char last_message[2][512];
+extern char last_message[2][2048];
 extern unsigned enabled_kinds; /* bit k: invalid pointer kind k (aim.c) */
 
 void stale_push(int copy, void *p);
