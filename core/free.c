@@ -28,7 +28,7 @@ static inline page_t *live_block_page(const void *p) {
   __asm__("" : "+r"(unit));
   segment_t *seg = (segment_t *)(unit << SEGMENT_SHIFT);
   page_t *page = seg->page_of[(addr >> SLICE_SHIFT) & (SLICE_COUNT - 1)];
-  if (unlikely(block_position(page, p) >= fast_load(uint64_t, &page->carved_limit) ||
+  if (unlikely(block_position(page, p) >= fast_load(size_t, &page->carved_limit) ||
                ((const block_t *)p)->tag == (uintptr_t)page))
     return NULL;
   return page;

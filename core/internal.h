@@ -288,7 +288,7 @@ static inline uint32_t page_used_snapshot(const page_t *page) { /* any thread */
 #else
 #define fast_load(type, p) (*(const type *)(p))
 #endif
-_Static_assert(sizeof(_Atomic(uint64_t)) == sizeof(uint64_t) &&
+_Static_assert(sizeof(_Atomic(size_t)) == sizeof(size_t) &&
                    sizeof(_Atomic(uintptr_t)) == sizeof(uintptr_t) &&
                    sizeof(_Atomic(uint8_t)) == sizeof(uint8_t),
                "fast_load(): an _Atomic field has its plain type's size");
@@ -424,7 +424,6 @@ static void signature_write(segment_t *seg);
 static void signature_erase(segment_t *seg);
 static bool signature_find(const void *p, segment_signature_t *out);
 /* policy.c */
-static void message(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static void diagnose(enum api_op op, const void *p, const char *what, bool fatal);
 static void foreign_free(enum api_op op, void *p, void *forward_ctx);
 static void *foreign_realloc(void *p, size_t size, void *forward_ctx);
