@@ -56,7 +56,7 @@ static void options_parse(const char *variable, const char *text) {
       known = option_parse_value((nsalloc_option_t)i, equals + 1, length - name_length - 1, &value);
       if (known) copy.options[i] = value;
     }
-    if (!known) message("%s: ignoring bad entry '%.*s'", variable, (int)length, text);
+    if (!known) nsalloc_message("%s: ignoring bad entry '%.*s'", variable, (int)length, text);
     text += length + (text[length] == ',');
   }
 }

@@ -47,16 +47,13 @@ static void copy_name(char *out, size_t size, const char *prefix, const void *co
 }
 
 /* One diagnostic line, "nsalloc[<prefix> in <module>]: ...", to the handler
- * or stderr. */
-static void message(const char *format, ...) {
+ * or stderr: the core's own and, through nsalloc_message, the bindings'. */
+static void vmessage(const char *format, va_list args) {
   char line[1024], self[512];
   copy_name(self, sizeof self, NSALLOC_PREFIX_STRING, &copy);
   int n = snprintf(line, sizeof line - 1, "nsalloc[%s]: ", self);
   if (n < 0 || (size_t)n >= sizeof line - 1) n = 0;
-  va_list args;
-  va_start(args, format);
   vsnprintf(line + n, sizeof line - 1 - (size_t)n, format, args); /* room for the newline */
-  va_end(args);
   if (copy.message_fn) {
     copy.message_fn(line, copy.message_arg);
   } else {
@@ -66,13 +63,20 @@ static void message(const char *format, ...) {
   }
 }
 
+void nsalloc_message(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vmessage(format, args);
+  va_end(args);
+}
+
 /* Addresses are printed as 0x<hex> on every platform (the C library's %p
  * differs: Windows prints zero-padded hex without 0x). */
 #define ADDRESS_FORMAT "0x%" PRIxPTR
 
 static void diagnose(enum api_op op, const void *p, const char *what, bool fatal) {
-  message("%s(" ADDRESS_FORMAT "): %s%s", op_name(op), (uintptr_t)p, what,
-          fatal ? "; aborting" : "");
+  nsalloc_message("%s(" ADDRESS_FORMAT "): %s%s", op_name(op), (uintptr_t)p, what,
+                  fatal ? "; aborting" : "");
   if (fatal) abort();
 }
 
@@ -98,7 +102,8 @@ static bool foreign_pointer(enum api_op op, const void *p, const char *report_ou
              name);
   }
   if (policy == NSALLOC_POLICY_REPORT)
-    message("%s(" ADDRESS_FORMAT "): %s; %s", op_name(op), (uintptr_t)p, what, report_outcome);
+    nsalloc_message("%s(" ADDRESS_FORMAT "): %s; %s", op_name(op), (uintptr_t)p, what,
+                    report_outcome);
   else
     diagnose(op, p, what, true);
   return false;

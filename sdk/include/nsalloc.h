@@ -54,6 +54,7 @@
 #endif
 
 #define NSALLOC_MALLOC_ATTRS __attribute__((malloc, warn_unused_result))
+#define NSALLOC_PRINTF_ATTRS __attribute__((format(printf, 1, 2)))
 
 #ifdef __cplusplus
 extern "C" {
@@ -96,6 +97,7 @@ extern "C" {
 #define nsalloc_option_set          NSALLOC_NAME(option_set)
 #define nsalloc_set_foreign_policy  NSALLOC_NAME(set_foreign_policy)
 #define nsalloc_set_message_handler NSALLOC_NAME(set_message_handler)
+#define nsalloc_message             NSALLOC_NAME(message)
 #define nsalloc_set_os_source       NSALLOC_NAME(set_os_source)
 #define nsalloc_version             NSALLOC_NAME(version)
 #define nsalloc_prefix              NSALLOC_NAME(prefix)
@@ -240,6 +242,11 @@ NSALLOC_API void *nsalloc_forwarding_realloc(void *p, size_t size, void *forward
  * set. The handler must not allocate from this copy. */
 typedef void (*nsalloc_message_fn)(const char *message, void *arg);
 NSALLOC_API void nsalloc_set_message_handler(nsalloc_message_fn handler, void *arg);
+/* Emit one diagnostic line the copy's way: "nsalloc[<prefix> in <module>]: "
+ * followed by the formatted text (at most ~1 KiB), to the handler or stderr.
+ * For code built on the copy (bindings) whose messages must name the copy as
+ * the core's own do. Does not allocate. */
+NSALLOC_API NSALLOC_PRINTF_ATTRS void nsalloc_message(const char *format, ...);
 
 /* ---- where segments come from ----------------------------------------------
  * By default segments are mmap'd. A host may supply its own source (e.g. a BEAM

@@ -37,16 +37,17 @@ static bool is_atom(ErlNifEnv *env, ERL_NIF_TERM term, const char *name) {
   return enif_is_identical(term, enif_make_atom(env, name));
 }
 
-/* Why a load failed, on stderr: the only channel a NIF has, since ERTS
- * reports a failed load callback as "Library load-call unsuccessful (N)".
- * Every path that fails a load prints one such line. */
+/* Why a load failed, as the copy's diagnostic line (stderr unless a message
+ * handler is set, naming the copy's prefix and library file): the only
+ * channel a NIF has, since ERTS reports a failed load callback as "Library
+ * load-call unsuccessful (N)". Every path that fails a load prints one. */
 static void load_failed(const char *format, ...) {
+  char text[768]; /* terms (%T) are formatted by ERTS, the line by the copy */
   va_list args;
   va_start(args, format);
-  enif_fprintf(stderr, "nsalloc_nif[%s]: ", nsalloc_prefix());
-  enif_vfprintf(stderr, format, args);
-  enif_fprintf(stderr, "\n");
+  enif_vsnprintf(text, sizeof text, format, args);
   va_end(args);
+  nsalloc_message("nif: %s", text);
 }
 
 /* One entry of the `nsalloc` map; NULL, or what the value should have been. */
@@ -207,9 +208,8 @@ void nsalloc_nif_unload(ErlNifEnv *env) {
     size_t retained =
         nsalloc_nif_beam_source_installed() ? nsalloc_nif_beam_bytes() : stats.reserved_bytes;
     if (retained)
-      enif_fprintf(stderr,
-                   "nsalloc_nif[%s]: unloaded with %zu live blocks; %zu bytes stay allocated\n",
-                   nsalloc_prefix(), stats.in_use_blocks, retained);
+      nsalloc_message("nif: unloaded with %zu live blocks; %zu bytes stay allocated",
+                      stats.in_use_blocks, retained);
     if (glue.has_notify) notify_unloaded(env, &stats, retained);
   }
   pthread_mutex_unlock(&glue.lock);

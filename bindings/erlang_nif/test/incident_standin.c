@@ -13,6 +13,8 @@
 #include "nsalloc.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +76,14 @@ void nsalloc_collect(bool force) {
 void nsalloc_unload(void) {}
 const char *nsalloc_prefix(void) {
   return NSALLOC_PREFIX_STRING;
+}
+void nsalloc_message(const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  fprintf(stderr, "nsalloc[" NSALLOC_PREFIX_STRING " stand-in]: ");
+  vfprintf(stderr, format, args);
+  fputc('\n', stderr);
+  va_end(args);
 }
 int nsalloc_set_os_source(const nsalloc_os_source_t *source) {
   (void)source;

@@ -37,8 +37,7 @@ static void *lua_alloc_adopted(void *ud, void *ptr, size_t osize, size_t nsize) 
 static forwarding_call_t *current_call(const void *p) {
   forwarding_call_t *call = call_in_flight;
   if (!call) {
-    fprintf(stderr, "nsalloc[%s]: lua: foreign pointer %p outside an adopted Lua state; aborting\n",
-            nsalloc_prefix(), p);
+    nsalloc_message("lua: foreign pointer %p outside an adopted Lua state; aborting", p);
     abort();
   }
   return call;

@@ -64,10 +64,9 @@ nsalloc_lua_context_t *nsalloc_lua_context_new(const nsalloc_lua_options_t *opti
 void nsalloc_lua_context_delete(nsalloc_lua_context_t *ctx) {
   if (!ctx) return;
   if (ctx->main_block) {
-    fprintf(stderr,
-            "nsalloc[%s]: lua: nsalloc_lua_context_delete(%p): its Lua state %p is still open; "
-            "call lua_close on that state first, then delete the context; aborting\n",
-            nsalloc_prefix(), (void *)ctx, (void *)((char *)ctx->main_block + LUA_EXTRASPACE));
+    nsalloc_message("lua: nsalloc_lua_context_delete(%p): its Lua state %p is still open; call "
+                    "lua_close on that state first, then delete the context; aborting",
+                    (void *)ctx, (void *)((char *)ctx->main_block + LUA_EXTRASPACE));
     abort();
   }
   context_free(ctx);

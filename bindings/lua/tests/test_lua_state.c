@@ -219,6 +219,9 @@ static void test_delete_with_open_state_names_it(void) {
   CHECK(sscanf(output, "state=%p", &state) == 1 && state != NULL);
   snprintf(expected, sizeof expected, "its Lua state %p is still open; call lua_close", state);
   CHECK(strstr(output, expected) != NULL);
+  /* Named like every diagnostic of the copy: prefix and module file. */
+  snprintf(expected, sizeof expected, "nsalloc[%s in ", nsalloc_prefix());
+  CHECK(strstr(output, expected) != NULL && strstr(output, "test_lua_state]: lua: ") != NULL);
   CHECK(strstr(output, "deleted") == NULL);
   /* The control: closed first, the same delete goes through. */
   status = test_in_child(delete_with_open_state, (void *)1, output, sizeof output);
