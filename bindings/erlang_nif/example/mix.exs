@@ -1,21 +1,7 @@
-# mix: `mix compile` builds the NIF library with the Makefile into the app's
-# priv/ under _build (MIX_APP_PATH, where code:priv_dir/1 looks), then
-# compiles src/. No dependencies: nothing is fetched. Projects that use
-# elixir_make get the same from `compilers: [:elixir_make] ++ Mix.compilers()`.
-defmodule Mix.Tasks.Compile.NsallocNif do
-  use Mix.Task.Compiler
-
-  @impl true
-  def run(_args) do
-    env = [{"MIX_APP_PATH", Mix.Project.app_path()}]
-    output = IO.stream(:stdio, :line)
-
-    case System.cmd("make", ["nif"], env: env, into: output, stderr_to_stdout: true) do
-      {_, 0} -> {:ok, []}
-      {_, status} -> Mix.raise("make nif failed with status #{status}")
-    end
-  end
-end
+# mix: `mix compile` builds the NIF library with the Makefile (the compiler
+# vendored with the glue, nsalloc_nif_compiler.exs) into the app's priv/ under
+# _build, then compiles src/. No dependencies: nothing is fetched.
+Code.require_file("c_src/nsalloc/nsalloc_nif_compiler.exs", __DIR__)
 
 defmodule NsallocExample.MixProject do
   use Mix.Project

@@ -20,7 +20,7 @@ export HEX_OFFLINE=1 CFLAGS="-O2 -Wall -Wextra -Werror"
 vendor() {
   mkdir -p "$work/c_src/nsalloc"
   cp "$amalgamation/nsalloc.c" "$amalgamation/nsalloc.h" "$binding"/include/* "$binding"/src/*.c \
-    "$binding"/src/*.h "$work/c_src/nsalloc/"
+    "$binding"/src/*.h "$binding"/src/*.exs "$work/c_src/nsalloc/"
   cp "$binding/src/nsalloc_nif.erl" "$work/src/"
 }
 

@@ -6,7 +6,7 @@
 
 init() ->
     Priv = filename:join(filename:dirname(filename:dirname(code:which(?MODULE))), "priv"),
-    erlang:load_nif(filename:join(Priv, "nsalloc_example"), #{}).
+    erlang:load_nif(filename:join(Priv, ?MODULE_STRING), #{}).
 
 -spec join([binary()]) -> binary().
 join(_Parts) -> erlang:nif_error(nif_library_not_loaded).
