@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #if defined(__linux__)
-#include <sys/auxv.h>
+#include <link.h>
 #endif
 #include <sys/uio.h>
 #include <time.h>
@@ -200,27 +200,58 @@ static bool prim_read_safely(const void *address, void *out, size_t size) {
   return ok;
 }
 
-/* The loader's name of the module: its path as loaded. For the main
- * program the loader has only argv[0] (glibc) or nothing; on Linux the
- * kernel knows its file. */
-static bool prim_module_name(const void *address, char *out, size_t size) {
-  Dl_info info;
-  if (!dladdr(address, &info)) return false;
 #if defined(__linux__)
-  Dl_info main_program;
-  if (dladdr((const void *)getauxval(AT_PHDR), &main_program) &&
-      main_program.dli_fbase == info.dli_fbase) {
-    ssize_t length = readlink("/proc/self/exe", out, size - 1);
-    if (length > 0) {
-      out[length] = '\0';
-      return true;
+/* The module whose loaded segments hold an address, from the loader's list
+ * of loaded objects (dl_iterate_phdr, which static executables have too,
+ * unlike dladdr): its name is copied while the loader's lock is held. The
+ * first object listed is the main program, whose name the loader does not
+ * keep (empty in glibc, a placeholder in static musl). */
+typedef struct module_search_s {
+  uintptr_t address;
+  char *out;
+  size_t size;
+  size_t visited;
+  bool found, main_program;
+} module_search_t;
+
+static int prim_module_search(struct dl_phdr_info *info, size_t info_size, void *data) {
+  (void)info_size;
+  module_search_t *search = data;
+  for (size_t i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *segment = &info->dlpi_phdr[i];
+    uintptr_t start = (uintptr_t)info->dlpi_addr + (uintptr_t)segment->p_vaddr;
+    if (segment->p_type == PT_LOAD && search->address - start < segment->p_memsz) {
+      snprintf(search->out, search->size, "%s", info->dlpi_name ? info->dlpi_name : "");
+      search->found = true;
+      search->main_program = search->visited == 0;
+      return 1;
     }
   }
-#endif
-  if (!info.dli_fname || !info.dli_fname[0]) return false;
+  search->visited++;
+  return 0;
+}
+
+/* The module's path as loaded; for the main program, whose name the loader
+ * does not keep, the file the kernel ran. */
+static bool prim_module_name(const void *address, char *out, size_t size) {
+  module_search_t search = {(uintptr_t)address, out, size, 0, false, false};
+  dl_iterate_phdr(prim_module_search, &search);
+  if (!search.found) return false;
+  if (!search.main_program) return out[0] != '\0';
+  ssize_t length = readlink("/proc/self/exe", out, size - 1);
+  if (length <= 0) return false;
+  out[length] = '\0';
+  return true;
+}
+#else
+/* The loader's name of the module: its path as loaded. */
+static bool prim_module_name(const void *address, char *out, size_t size) {
+  Dl_info info;
+  if (!dladdr(address, &info) || !info.dli_fname || !info.dli_fname[0]) return false;
   snprintf(out, size, "%s", info.dli_fname);
   return true;
 }
+#endif
 
 /* ---- misc ------------------------------------------------------------------- */
 
