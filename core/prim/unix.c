@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #if defined(__linux__)
 #include <link.h>
+#include <sys/auxv.h>
 #endif
 #include <sys/uio.h>
 #include <time.h>
@@ -211,7 +212,7 @@ typedef struct module_search_s {
   char *out;
   size_t size;
   size_t visited;
-  bool found, main_program;
+  bool found, main_program, main_has_interpreter;
 } module_search_t;
 
 static int prim_module_search(struct dl_phdr_info *info, size_t info_size, void *data) {
@@ -224,6 +225,8 @@ static int prim_module_search(struct dl_phdr_info *info, size_t info_size, void 
       snprintf(search->out, search->size, "%s", info->dlpi_name ? info->dlpi_name : "");
       search->found = true;
       search->main_program = search->visited == 0;
+      for (size_t k = 0; k < info->dlpi_phnum; k++)
+        if (info->dlpi_phdr[k].p_type == PT_INTERP) search->main_has_interpreter = true;
       return 1;
     }
   }
@@ -234,10 +237,17 @@ static int prim_module_search(struct dl_phdr_info *info, size_t info_size, void 
 /* The module's path as loaded; for the main program, whose name the loader
  * does not keep, the file the kernel ran. */
 static bool prim_module_name(const void *address, char *out, size_t size) {
-  module_search_t search = {(uintptr_t)address, out, size, 0, false, false};
+  module_search_t search = {(uintptr_t)address, out, size, 0, false, false, false};
   dl_iterate_phdr(prim_module_search, &search);
   if (!search.found) return false;
   if (!search.main_program) return out[0] != '\0';
+  /* The main program. A program with an interpreter that the kernel loaded
+   * none for (AT_BASE 0) was run as `ld.so program`: /proc/self/exe names
+   * ld.so, and the program is the path ld.so was given, its argv[0]. */
+  if (search.main_has_interpreter && getauxval(AT_BASE) == 0) {
+    snprintf(out, size, "%s", program_invocation_name);
+    return true;
+  }
   ssize_t length = readlink("/proc/self/exe", out, size - 1);
   if (length <= 0) return false;
   out[length] = '\0';
