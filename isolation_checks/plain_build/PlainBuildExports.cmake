@@ -4,9 +4,12 @@
 # flags) and checks that it exports <entry> only (exports.sh). Its negative
 # control, isolation.plain_build.<name>.negative_control, adds a helper that
 # is neither static nor hidden (leaky_helper.c) and must see it reported.
+# The module is ${NSALLOC_PLAIN_BUILD_DIR}/<name>/module.so, for tests that go
+# on to load it (fixture: the test isolation.plain_build.<name>).
+set(NSALLOC_PLAIN_BUILD_DIR ${CMAKE_BINARY_DIR}/plain_build)
 function(nsalloc_plain_build_exports name entry label)
   set(script ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/exports.sh)
-  set(out ${CMAKE_BINARY_DIR}/plain_build/${name})
+  set(out ${NSALLOC_PLAIN_BUILD_DIR}/${name})
   add_test(NAME isolation.plain_build.${name}
            COMMAND sh ${script} ${entry} ${out}/module.so ${CMAKE_C_COMPILER} ${ARGN})
   add_test(NAME isolation.plain_build.${name}.negative_control
