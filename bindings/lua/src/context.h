@@ -77,7 +77,7 @@ static inline bool context_is_valid(const nsalloc_lua_context_t *ctx) {
  * they carry the copy's prefix (two copies linked into one program do not
  * clash) and, whatever flags the build uses, they are hidden: a Lua module
  * built with a plain `cc -shared` exports none of them
- * (lua.shape.plain_build). */
+ * (isolation.plain_build.lua). */
 #if defined(_WIN32)
 #define LUA_INTERNAL /* PE exports only what is marked dllexport */
 #else
