@@ -119,6 +119,15 @@ static inline void *bench_check(void *p, size_t size) {
   if (!p) bench_fail("allocation of %zu bytes failed", size);
   return p;
 }
+/* A block of `size` bytes with every page written (a program that uses its
+ * memory: the page faults of fresh mappings count), stamped with `value`. */
+static inline void *bench_fill_pages(const bench_alloc_t *a, size_t size, uint64_t value) {
+  uint8_t *q = bench_check(a->malloc(size), size);
+  for (size_t off = 0; off < size; off += 4096)
+    ((volatile uint8_t *)q)[off] = (uint8_t)value;
+  bench_stamp(q, size, value);
+  return q;
+}
 /* Order-independent fold: kernels whose frees race still get one answer. */
 static inline uint64_t bench_mix(uint64_t value) {
   value ^= value >> 33;

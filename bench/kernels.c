@@ -32,6 +32,9 @@ const bench_kernel_t bench_kernels[] = {
     {"alloc-test", classic_alloc_test, 4000000, 2, "Pareto sizes <= 1 KiB, private live sets"},
     {"cache-scratch", classic_cache_scratch, 2000, 2, "false sharing of small blocks"},
     {"malloc-large", classic_malloc_large, 400, 1, "20 live blocks of 5-25 MiB, replaced"},
+    {"large-churn", large_churn, 100, 2, "10 live blocks of 5-25 MiB per thread, replaced"},
+    {"idle-rss", idle_rss, 256, 1, "n MiB of small blocks freed, then 1 s idle (RSS samples)"},
+    {"idle-rss-live", idle_rss_live, 256, 1, "as idle-rss, the first 32 MiB staying live"},
     {"churn-waves", churn_waves, 40, 4, "thread waves over a bounded live set (RSS samples)"},
 };
 const size_t bench_kernel_count = sizeof bench_kernels / sizeof bench_kernels[0];

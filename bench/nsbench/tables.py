@@ -1,0 +1,133 @@
+"""Formatting and the tables every section prints: instruction counts,
+interleaved wall clock, peak RSS, each with its ratios to the peers."""
+import math
+import statistics
+
+from .workloads import PATHOLOGICAL
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def fmt_ratio(x):
+    return "n/a" if x is None or x != x else "%.3f" % x
+
+
+def fmt_int(x):
+    return "{:,}".format(int(round(x)))
+
+
+def md_table(headers, rows):
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def verdict(ok):
+    return "**met**" if ok else "**MISSED**"
+
+
+def row_class(kernel):
+    return "pathological" if kernel in PATHOLOGICAL else "user"
+
+
+def ir_table(results, arms):
+    """Instructions per op of every arm. 'mimalloc' in the ratios is the
+    better of the reference arms (add_best_mimalloc), named per row."""
+    labels = [a.label for a in arms]
+    headers = (["kernel", "rows"] + ["%s Ir/op" % l for l in labels]
+               + ["best mimalloc", "nsalloc/mimalloc", "override/mimalloc", "nsalloc/glibc",
+                  "null/nsalloc", "checksum"])
+    rows, ratios = [], {}
+    for kernel, by_arm in results.items():
+        if "ir_per_op" not in by_arm.get("nsalloc", {}):
+            continue
+        ns = by_arm["nsalloc"]["ir_per_op"]
+
+        def rel(label, base=ns):
+            other = by_arm.get(label, {}).get("ir_per_op")
+            return base / other if other and base else None
+        null = by_arm.get("null", {}).get("ir_per_op")
+        override = by_arm.get("nsalloc-override", {}).get("ir_per_op")
+        ratios[kernel] = {"mimalloc": rel("mimalloc"), "override": rel("mimalloc", override),
+                          "glibc": rel("glibc"), "null": null / ns if null else None,
+                          "class": row_class(kernel)}
+        for label in labels + ["mimalloc"]:
+            ratios[kernel]["ir:" + label] = by_arm.get(label, {}).get("ir_per_op")
+        rows.append([kernel, row_class(kernel)]
+                    + ["%.1f" % by_arm[l]["ir_per_op"] if "ir_per_op" in by_arm.get(l, {})
+                       else "n/a" for l in labels]
+                    + [by_arm.get("mimalloc", {}).get("best_of", "n/a"),
+                       fmt_ratio(ratios[kernel]["mimalloc"]), fmt_ratio(ratios[kernel]["override"]),
+                       fmt_ratio(ratios[kernel]["glibc"]), fmt_ratio(ratios[kernel]["null"]),
+                       by_arm["nsalloc"]["checksum"][:8]])
+    return md_table(headers, rows), ratios
+
+
+def class_geomeans(ratios, key="mimalloc"):
+    """The geometric means of `key` over user-relevant and pathological rows."""
+    parts = []
+    for cls, title in (("user", "user-relevant rows"), ("pathological", "pathological rows")):
+        values = [v[key] for v in ratios.values() if v["class"] == cls and v.get(key)]
+        if values:
+            parts.append("%s **%s** (%d)" % (title, fmt_ratio(geomean(values)), len(values)))
+    return "; ".join(parts) or "n/a"
+
+
+def throughput_ratios(entry, base="nsalloc"):
+    """Per-round t_other / t_base: > 1 means base has the higher throughput."""
+    times = entry["times"]
+    out = {}
+    for label, ts in times.items():
+        if label == base:
+            continue
+        per_round = [o / b for o, b in zip(ts, times[base]) if b > 0]
+        out[label] = (statistics.median(per_round), min(per_round), max(per_round))
+    return out
+
+
+def wall_table(results, arms):
+    labels = [a.label for a in arms if a.label != "nsalloc" and a.label != "null"]
+    headers = (["kernel", "nsalloc Mops/s"] + ["vs %s" % l for l in labels]
+               + ["vs best mimalloc", "null arm: median [min, max]",
+                  "CPU time: vs best mimalloc, null", "page faults: nsalloc, best mimalloc, ratio"])
+    rows, ratios = [], {}
+    for name, entry in results.items():
+        tr = throughput_ratios(entry)
+        ratios[name] = {l: tr[l][0] for l in tr}
+        mops = entry["ops"] / statistics.median(entry["times"]["nsalloc"]) / 1e6
+        null = tr.get("null", (float("nan"),) * 3)
+        cpu = throughput_ratios({"times": entry["cpu"]})
+        faults = {l: statistics.median(v) for l, v in entry["faults"].items() if v}
+        fault_ratio = (faults["nsalloc"] / faults["mimalloc"]
+                       if faults.get("mimalloc") else None)
+        ratios[name]["faults"] = fault_ratio
+        rows.append([name, "%.3g" % mops] + [fmt_ratio(tr[l][0]) for l in labels]
+                    + ["%s (%s)" % (fmt_ratio(tr.get("mimalloc", (None,))[0]),
+                                    entry.get("best_of") or "n/a"),
+                       "%.3f [%.3f, %.3f]" % null,
+                       "%s, %s" % (fmt_ratio(cpu.get("mimalloc", (None,))[0]),
+                                   fmt_ratio(cpu.get("null", (None,))[0])),
+                       "%s, %s, %s" % (fmt_int(faults["nsalloc"]),
+                                       fmt_int(faults["mimalloc"]) if "mimalloc" in faults
+                                       else "n/a", fmt_ratio(fault_ratio))])
+    return md_table(headers, rows), ratios
+
+
+def peak_rss_rows(sections, labels):
+    """(workload, {arm: peak KiB}) for every workload that has a native run."""
+    rows = []
+    for prefix, results in sections:
+        for name, by_arm in results.items():
+            peaks = {}
+            for l in labels:
+                v = by_arm.get(l)
+                if isinstance(v, dict) and "peak_kib" in v:
+                    peaks[l] = v["peak_kib"]
+                elif isinstance(v, list) and v:
+                    peaks[l] = statistics.median(v)
+            if "nsalloc" in peaks:
+                rows.append(("%s %s" % (prefix, name), peaks))
+    return rows

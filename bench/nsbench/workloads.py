@@ -1,0 +1,86 @@
+"""What the suite measures: the kernels and their sizes, the programs, the
+prebuilt peers and the targets the report checks."""
+import os
+
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(BENCH_DIR)
+
+# ---------------------------------------------------------------- workloads --
+# (kernel, full n, smoke n, threads)
+PER_OP = [
+    ("small", 400000, 2000, 1),
+    ("medium", 100000, 500, 1),
+    ("large", 20000, 100, 1),
+    ("huge", 400, 8, 1),
+    ("batch-lifo", 400000, 2000, 1),
+    ("batch-fifo", 400000, 2000, 1),
+    ("realloc-chain", 40000, 500, 1),
+    ("realloc-large", 2000, 26, 1),
+    ("calloc", 200000, 1000, 1),
+    ("aligned", 200000, 1000, 1),
+    ("usable-size", 1000000, 5000, 1),
+    ("working-set", 300000, 1000, 1),
+    ("live-set", 300000, 2000, 1),
+    ("aligned-64", 300000, 2000, 1),
+    ("aligned-4096", 100000, 500, 1),
+    ("cfrac-like", 300000, 2000, 1),
+    ("xthread-free", 200000, 1024, 2),
+]
+CLASSIC_ST = [  # single-threaded classic kernels: callgrind
+    ("glibc-simple", 200000, 20000, 1),
+    ("alloc-test", 500000, 2000, 1),
+    ("larson", 300000, 2000, 1),
+    ("malloc-large", 60, 4, 1),
+]
+# Rows kept out of the user-relevant geometric means, and why: each measures
+# a policy more than code paths. For memory from the operating system, a count
+# of user-space instructions does not weigh the system calls and page faults
+# behind a handful of instructions, and one peer version can be pathological
+# (Debian's mimalloc 2.0.9 re-maps every huge block); for large realloc
+# growth, copying or growing in place decides the row by orders of magnitude.
+# Their rows are still printed, with their own geometric mean.
+PATHOLOGICAL = {
+    "huge": "4-8 MiB blocks: mapping policy (mmap/munmap per pair or a cached segment)",
+    "malloc-large": "5-25 MiB blocks: mapping policy, as for huge",
+    "realloc-large": "64 KiB-1 MiB growth: whether an allocator grows a block in place or "
+                     "copies it (a memcpy of up to 1 MiB per step) decides the row, not its "
+                     "code paths",
+}
+FASTPATH = ("fastpath", 1000000, 20000)  # kernel, full n, smoke n
+FASTPATH_CALLERS = ("bench_fastpath_mallocs", "bench_fastpath_frees")
+# The newest mimalloc releases, prebuilt (../shared/peers/README.md); absent
+# in a bare checkout, where the runner says so and compares with Debian's.
+PEERS_DIR = os.path.join(os.path.dirname(ROOT), "shared", "peers")
+PEERS = [("mimalloc-2.4.1", "mimalloc-2.4.1/libmimalloc.so.2.4"),
+         ("mimalloc-3.4.3", "mimalloc-3.4.3/libmimalloc.so.3.4")]
+DEBIAN_MIMALLOC = "mimalloc-2.0.9"
+CLASSIC_MT = [  # multi-threaded classic kernels: interleaved wall clock
+    ("larson", 4000000, 2000, None),
+    ("xmalloc", 4000000, 2000, None),
+    ("mstress", 2000000, 2000, None),
+    ("alloc-test", 4000000, 2000, None),
+    ("cache-scratch", 1000, 10, None),
+    ("xthread-free", 1000000, 1024, 2),
+    ("malloc-large", 100, 4, 1),
+]
+# (name, command template, env, full size, smoke size, stdin template or None)
+PROGRAMS = [
+    ("lua5.4", ["lua5.4", "{programs}/alloc.lua", "{n}"], {}, 3000, 200, None),
+    ("python3", ["python3", "{programs}/alloc.py", "{n}"],
+     {"PYTHONMALLOC": "malloc", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
+     2000, 100, None),
+    ("sqlite3", ["sqlite3", ":memory:"], {}, 20000, 300, "workload.sql"),
+    ("perl", ["perl", "{programs}/alloc.pl", "{n}"],
+     {"PERL_HASH_SEED": "0", "PERL_PERTURB_KEYS": "0"}, 4000, 200, None),
+    ("jq", ["jq", "-c", "-f", "{programs}/transform.jq", "{work}/jq-{n}.json"], {}, 2500, 100, None),
+    ("xz", ["xz", "-c", "-6", "-T1", "{work}/xz-{n}.txt"], {}, 1500, 20, None),
+]
+MULTICOPY = [1, 4, 16]
+CHURN = (40, 4, 3, 2)  # full waves, threads; smoke waves, threads
+
+TARGETS = {
+    "st_max": 1.00,
+    "programs_vs_mimalloc": 1.00, "programs_vs_glibc": 0.85,
+    "mt_vs_mimalloc": 1.00, "mt_faults_vs_mimalloc": 1.5, "mt_vs_glibc": 1.5,
+    "peak_rss_vs_best": 1.05, "idle_copy_kib": 64, "idle_16_kib": 1024,
+}
