@@ -3,7 +3,7 @@ and which of them 'mimalloc' stands for in a ratio."""
 import os
 import sys
 
-from .workloads import DEBIAN_MIMALLOC, PEERS
+from .workloads import DEBIAN_MIMALLOC, MODULE_SHAPES, PEERS
 
 
 class Arm:
@@ -40,6 +40,29 @@ def kernel_arms(cfg, peers):
         if name in arms:
             out.append(Arm(name, arms[name], expect="lib" + name))
     out.append(Arm("null", arms["nsalloc"], expect="libbench-arm-nsalloc", null=True))
+    return out
+
+
+def module_arms(cfg, peers):
+    """The module arm: bench-module dlopen()s one module per arm. nsalloc's
+    private copy always; mimalloc's modules where the build made them and the
+    runner's peers (--peers) are present, so hiding the peers hides them."""
+    modules, exe = cfg.get("modules", {}), cfg["arms"].get("module")
+    if not exe:
+        return []
+    out = [Arm("nsalloc-module", exe, {"BENCH_MODULE": modules["nsalloc"]},
+               expect="libbench-arm-nsalloc")]
+    for label, lib in peers:
+        for shape in MODULE_SHAPES:
+            key = "%s-%s" % (label, shape)
+            if key in modules:
+                # The .so shape's malloc lives in the peer's library itself.
+                expect = os.path.basename(lib) if shape == "so" else os.path.basename(modules[key])
+                out.append(Arm(key, exe, {"BENCH_MODULE": modules[key]}, expect))
+    if len(out) == 1:
+        print("run.py: note: no mimalloc modules (the prebuilt peers are absent, or were when "
+              "the build was configured): the module arm runs nsalloc alone, without ratios",
+              file=sys.stderr)
     return out
 
 

@@ -6,16 +6,18 @@ import os
 import sys
 import time
 
-from .arms import kernel_arms, peer_libs, program_arms
+from .arms import kernel_arms, module_arms, peer_libs, program_arms
 from .chart import chart_data, write_chart
 from .document import embed_analysis, source_version, worst_profiles, write_document
 from .measure import Failure, Runner
 from .programs import program_table, programs_section
 from .multicopy import multicopy_section
 from .sections import (callgrind_section, check_arms, churn_section, fastpath_section,
-                       interleaved_section)
-from .tables import class_geomeans, ir_table, wall_table
-from .workloads import CLASSIC_MT, CLASSIC_ST, DEBIAN_MIMALLOC, PEERS_DIR, PER_OP
+                       idle_section, interleaved_section, module_section)
+from .tables import class_geomeans, idle_table, ir_table, module_table, wall_table
+from .teststress import test_stress_section
+from .workloads import (CLASSIC_MT, CLASSIC_ST, DEBIAN_MIMALLOC, FASTPATH, LONG_ARMS, LONG_FACTOR,
+                        LONG_ROUNDS, PEERS_DIR, PER_OP)
 
 USAGE = """the nsalloc benchmark runner (Python 3 standard library only).
 
@@ -31,9 +33,15 @@ docs/benchmarks.md plus an SVG chart (gnuplot).
 Method (see docs/benchmarks.md): instructions retired under callgrind for
 single-threaded kernels and whole programs (deterministic; each kernel's
 measured region only), interleaved wall clock with a null arm for the
-multi-threaded kernels, /usr/bin/time for peak RSS. Exit status 1 when any
+multi-threaded kernels, the rusage of each reaped process (wait4) for peak RSS
+and page faults. Exit status 1 when any
 checksum or program output differs between arms.
 """
+
+
+def long_arms(karms):
+    """The arms of the 10x rows (LONG_ARMS), the null arm kept as the floor."""
+    return [a for a in karms if a.label in LONG_ARMS or a.null]
 
 
 def select(specs, args):
@@ -45,9 +53,9 @@ def select(specs, args):
 
 def run_only(r, m, sections, pairs):
     """Quick re-measurement of chosen sections: tables on stdout, no report."""
-    karms, parms, args = m["karms"], m["parms"], r.args
+    karms, parms, marms, args = m["karms"], m["parms"], m["marms"], r.args
     try:
-        check_arms(r, karms, parms)
+        check_arms(r, karms + marms, parms)
         for name in sections:
             if name == "perop":
                 results = callgrind_section(r, karms, select(PER_OP, args), False, native=False)
@@ -60,10 +68,24 @@ def run_only(r, m, sections, pairs):
                 print(ir_table(callgrind_section(r, karms, select(CLASSIC_ST, args), False,
                                                  native=False), karms)[0])
             elif name == "fastpath":
-                print(fastpath_section(r, karms, False))
+                print(fastpath_section(r, karms, False)[0])
+            elif name == "module":
+                specs = select([(FASTPATH[0], FASTPATH[1], FASTPATH[2], 1)] + PER_OP + CLASSIC_ST,
+                               args)
+                results = callgrind_section(r, marms, specs, False, native=False)
+                print(module_table(results, marms, {})[0])
             elif name == "mt":
                 print(wall_table(interleaved_section(r, karms, select(CLASSIC_MT, args), pairs,
                                                      False), karms)[0])
+            elif name == "mt10":
+                arms = long_arms(karms)
+                print(wall_table(interleaved_section(r, arms, select(CLASSIC_MT, args),
+                                                     LONG_ROUNDS, False, LONG_FACTOR), arms)[0])
+            elif name == "stress":
+                stress = test_stress_section(r, parms, args.peers, False)
+                print(wall_table(stress, parms)[0] if stress else "test-stress: not built")
+            elif name == "idle":
+                print(idle_table(idle_section(r, karms, False)[0]))
             elif name == "programs":
                 print(program_table(programs_section(r, parms, False)[0], parms)[0])
             else:
@@ -90,8 +112,9 @@ def main():
     ap.add_argument("--perturb-arm", help="negative control: perturb this arm's checksums")
     ap.add_argument("--pairs", type=int, default=None, help="interleaved rounds (default 10)")
     ap.add_argument("--jobs", type=int, default=2, help="concurrent callgrind runs")
-    ap.add_argument("--only", help="comma-separated sections (perop, st, fastpath, mt, programs) "
-                    "to run and print as tables, without writing the report")
+    ap.add_argument("--only", help="comma-separated sections (perop, st, fastpath, module, mt, "
+                    "mt10, stress, idle, programs) to run and print as tables, without writing "
+                    "the report")
     ap.add_argument("--kernels", help="with --only: just these kernels (comma-separated)")
     ap.add_argument("--arms", help="with --only: just these arms (nsalloc is always one)")
     ap.add_argument("--n", type=int, help="with --only: at most this size (the full one by default)")
@@ -116,17 +139,20 @@ def main():
     start = time.time()
     peers = peer_libs(args.peers)
     karms, parms = kernel_arms(cfg, peers), program_arms(cfg, peers)
+    marms = module_arms(cfg, peers)
     if args.arms:
-        keep = set(args.arms.split(",")) | {"nsalloc"}
+        keep = set(args.arms.split(",")) | {"nsalloc", "nsalloc-module"}
         karms = [a for a in karms if a.label in keep]
         parms = [a for a in parms if a.label in keep]
+        marms = [a for a in marms if a.label in keep]
     if cfg["build_type"] != "Release" and not args.smoke:
         print("run.py: warning: build type %s, not Release" % cfg["build_type"], file=sys.stderr)
 
     def step(name):
         print("[%6.1f s] %s" % (time.time() - start, name), flush=True)
 
-    m = {"karms": karms, "parms": parms, "pairs": pairs, "source": source_version(),
+    m = {"karms": karms, "parms": parms, "marms": marms, "pairs": pairs,
+         "long_labels": [a.label for a in long_arms(karms)], "source": source_version(),
          "peers_note": ("; prebuilt %s (`../shared/peers`)" % ", ".join(l for l, _ in peers)
                         if peers else "; no prebuilt peers (`../shared/peers` absent): "
                         "'mimalloc' is Debian's %s" % DEBIAN_MIMALLOC)}
@@ -134,20 +160,32 @@ def main():
         return run_only(r, m, args.only.split(","), pairs)
     try:
         step("checking arms")
-        m["arm_check"] = check_arms(r, karms, parms)
+        m["arm_check"] = check_arms(r, karms + marms, parms)
         if args.parity_only:
             for kernel, full, small, threads in PER_OP + CLASSIC_ST:
-                for arm in karms:
+                for arm in karms + marms:
                     r.native(arm, kernel, small, threads or 2)
         else:
             step("per-operation scan (callgrind)")
             m["perop"] = callgrind_section(r, karms, PER_OP, args.smoke, not args.smoke)
             step("per-call fast paths (callgrind)")
-            m["fastpath_table"] = fastpath_section(r, karms, args.smoke)
+            m["fastpath_table"], m["fastpath"] = fastpath_section(r, karms, args.smoke)
             step("classic single-threaded kernels (callgrind)")
             m["classic_st"] = callgrind_section(r, karms, CLASSIC_ST, args.smoke, not args.smoke)
+            step("the module arm: kernels in the bundled shape (callgrind)")
+            m["module"] = module_section(r, marms, args.smoke)
             step("classic multi-threaded kernels (interleaved wall clock)")
             m["classic_mt"] = interleaved_section(r, karms, CLASSIC_MT, pairs, args.smoke)
+            step("multi-threaded kernels at %dx the length" % LONG_FACTOR)
+            # The smoke runs one long row: it checks the plumbing, not the growth.
+            long_specs, long_rounds = (CLASSIC_MT[:1], 1) if args.smoke else (CLASSIC_MT,
+                                                                              LONG_ROUNDS)
+            m["classic_mt_long"] = interleaved_section(r, long_arms(karms), long_specs,
+                                                       long_rounds, args.smoke, LONG_FACTOR)
+            step("mimalloc's test-stress (LD_PRELOAD)")
+            m["test_stress"] = test_stress_section(r, parms, args.peers, args.smoke)
+            step("idle RSS")
+            m["idle"], m["idle_mib"] = idle_section(r, karms, args.smoke)
             step("whole programs")
             m["programs"], _ = programs_section(r, parms, args.smoke)
             step("multi-copy")

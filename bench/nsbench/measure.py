@@ -1,25 +1,67 @@
-"""Running one measurement: a process under /usr/bin/time or callgrind, its
-result line parsed, and the work-parity digests recorded per arm."""
+"""Running one measurement: a process timed and its resources read when it is
+reaped, or run under callgrind; its result line parsed, and the work-parity
+digests recorded per arm."""
 import concurrent.futures
 import os
 import re
 import subprocess
+import tempfile
 import threading
+import time
 
 
 class Failure(Exception):
     pass
 
 
-def run(cmd, env=None, stdin=None, timeout=3600):
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    proc = subprocess.run(cmd, env=full_env, input=stdin, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=timeout)
+TIMEOUT = 3600  # seconds any one process may run
+
+
+def succeeded(proc):
+    """proc, or a Failure naming the command, its status and its stderr."""
     if proc.returncode != 0:
-        raise Failure("%s exited %d: %s" % (" ".join(cmd), proc.returncode,
+        raise Failure("%s exited %d: %s" % (" ".join(proc.args), proc.returncode,
                                             proc.stderr.decode(errors="replace")[-2000:]))
     return proc
+
+
+def with_environ(env):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return full_env
+
+
+def run(cmd, env=None, stdin=None, timeout=TIMEOUT):
+    return succeeded(subprocess.run(cmd, env=with_environ(env), input=stdin,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    timeout=timeout))
+
+
+def run_measured(cmd, env=None, stdin=None):
+    """Runs cmd; returns (process, usage): peak RSS in KiB, page faults (minor
+    + major) and CPU seconds (user + system) as the kernel reports them when
+    the child is reaped (wait4, what /usr/bin/time reads, at microsecond
+    resolution), and the wall seconds from start to exit."""
+    with tempfile.TemporaryFile() as inp, tempfile.TemporaryFile() as out, \
+            tempfile.TemporaryFile() as err:
+        if stdin is not None:
+            inp.write(stdin)
+            inp.seek(0)
+        start = time.perf_counter()
+        child = subprocess.Popen(cmd, env=with_environ(env), stdout=out, stderr=err,
+                                 stdin=inp if stdin is not None else None)
+        timer = threading.Timer(TIMEOUT, child.kill)
+        timer.start()
+        _, status, rusage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        timer.cancel()
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        proc = subprocess.CompletedProcess(cmd, child.returncode, out.read(), err.read())
+    usage = {"peak_kib": rusage.ru_maxrss, "faults": rusage.ru_minflt + rusage.ru_majflt,
+             "wall": wall, "cpu": rusage.ru_utime + rusage.ru_stime}
+    return succeeded(proc), usage
 
 
 def parse_line(text):
@@ -60,16 +102,6 @@ class Runner:
     def record(self, key, arm, digest):
         self.parity.setdefault(key, {})[arm.label] = digest
 
-    def timed(self, cmd, env, stdin=None, faults=False):
-        """Runs cmd under /usr/bin/time; returns (process, peak RSS in KiB)
-        or, with faults, (process, peak RSS, page faults (minor + major))."""
-        rss_file = os.path.join(self.work, "time-%d-%d.txt" % (os.getpid(),
-                                                               threading.get_ident()))
-        proc = run(["/usr/bin/time", "-f", "%M %R %F", "-o", rss_file] + cmd, env, stdin)
-        with open(rss_file) as f:
-            peak, minor, major = map(int, f.read().strip().splitlines()[-1].split())
-        return (proc, peak, minor + major) if faults else (proc, peak)
-
     def kernel_cmd(self, arm, kernel, n, threads):
         cmd = [arm.exe, kernel, "n=%d" % n]
         if threads:
@@ -77,10 +109,9 @@ class Runner:
         return cmd
 
     def native(self, arm, kernel, n, threads):
-        proc, peak, faults = self.timed(self.kernel_cmd(arm, kernel, n, threads),
-                                        self.arm_env(arm), faults=True)
+        proc, usage = run_measured(self.kernel_cmd(arm, kernel, n, threads), self.arm_env(arm))
         res = parse_line(proc.stdout.decode())
-        res["peak_kib"], res["faults"] = peak, faults
+        res["peak_kib"], res["faults"] = usage["peak_kib"], usage["faults"]
         self.record(("kernel", kernel, n, threads), arm, (res["checksum"], res["ops"]))
         if res["defects"]:
             self.defects[(kernel, arm.label)] = res["defects"]

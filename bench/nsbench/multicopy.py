@@ -3,7 +3,7 @@ throughput and idle RSS."""
 import statistics
 
 from .arms import Arm
-from .measure import parse_line, run
+from .measure import parse_line, run, run_measured
 from .workloads import MULTICOPY
 
 
@@ -25,9 +25,9 @@ def multicopy_section(r, smoke, pairs):
             res = parse_line(proc.stdout.decode())
             res["ir_per_op"] = ir / res["ops"]
         else:
-            proc, peak = r.timed(cmd, {})
+            proc, usage = run_measured(cmd, {})
             res = parse_line(proc.stdout.decode())
-            res["peak_kib"] = peak
+            res["peak_kib"] = usage["peak_kib"]
         # The work does not depend on the number of copies: one checksum.
         r.record(("multicopy", threads, n), arm, res["checksum"])
         return res

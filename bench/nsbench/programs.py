@@ -5,7 +5,7 @@ import os
 import shutil
 
 from .arms import add_best_mimalloc, mimalloc_refs
-from .measure import Failure
+from .measure import Failure, run_measured
 from .tables import fmt_int, fmt_ratio, md_table
 from .workloads import BENCH_DIR, PROGRAMS
 
@@ -68,9 +68,9 @@ def programs_section(r, arms, smoke):
         entry["ir"], entry["profile"] = ir, out
         r.record(("program", name), arm, hashlib.sha256(proc.stdout).hexdigest())
     for name, arm, cmd, env, stdin in natives:
-        proc, peak = r.timed(cmd, env, stdin)
+        proc, usage = run_measured(cmd, env, stdin)
         entry = results.setdefault(name, {}).setdefault(arm.label, {})
-        entry["peak_kib"] = peak
+        entry["peak_kib"] = usage["peak_kib"]
         entry["digest"] = hashlib.sha256(proc.stdout).hexdigest()
         if arm.label == r.args.perturb_arm:
             entry["digest"] = hashlib.sha256(proc.stdout + b"perturbed").hexdigest()

@@ -7,7 +7,8 @@ import callgrind_calls  # bench/callgrind_calls.py, beside run.py (on sys.path)
 from .arms import Arm, add_best_mimalloc, mimalloc_refs
 from .measure import Failure, run
 from .tables import md_table
-from .workloads import CHURN, FASTPATH, FASTPATH_CALLERS
+from .workloads import (CHURN, CLASSIC_ST, FASTPATH, FASTPATH_CALLERS, IDLE, IDLE_KERNELS,
+                        IDLE_SMOKE_ARMS, PER_OP)
 
 
 def check_arms(r, karms, parms):
@@ -16,7 +17,8 @@ def check_arms(r, karms, parms):
     probe = r.cfg["arms"]["glibc"]
     for arm in karms:
         obj = run([arm.exe, "--info"], arm.env).stdout.decode().split("malloc_object=")[1].strip()
-        if arm.expect not in obj:
+        # A module's link named by a soname resolves to the peer's library.
+        if arm.expect not in obj and arm.expect not in os.path.realpath(obj):
             raise Failure("arm %s: malloc resolves to %s" % (arm.label, obj))
         lines.append((arm.label, "kernels", os.path.basename(obj)))
     for arm in parms:
@@ -49,7 +51,8 @@ def callgrind_section(r, arms, specs, smoke, callgrind_all=True, native=True):
 
 
 def fastpath_section(r, arms, smoke):
-    """Per arm: instructions per malloc and per free call (callgrind_calls)."""
+    """Per arm: instructions per malloc and per free call (callgrind_calls).
+    Returns the table and each arm's kernel result (its Ir/op is the pair's)."""
     kernel, full, small = FASTPATH
     real = [a for a in arms if not a.null]
     got = r.parallel([(r.kernel_callgrind, a, kernel, small if smoke else full, 1) for a in real])
@@ -59,42 +62,77 @@ def fastpath_section(r, arms, smoke):
         per_call = ["%.1f" % (ir / calls) if calls else "n/a" for calls, ir in
                     (costs[c] for c in FASTPATH_CALLERS)]
         rows.append([arm.label] + per_call)
-    return md_table(["arm", "malloc(32)", "free"], rows)
+    return md_table(["arm", "malloc(32)", "free"], rows), dict(zip([a.label for a in real], got))
 
 
-def interleaved_section(r, arms, specs, pairs, smoke):
-    """Wall clock, arms interleaved A B C .. C B A per pair of rounds; ratios
-    are medians of per-round ratios; the null arm's spread is the floor."""
+def module_section(r, marms, smoke):
+    """Ir/op of the fast-path pair and every single-threaded kernel in the
+    module shape (the smoke: the pair only)."""
+    kernel, full, small = FASTPATH
+    specs = [(kernel, full, small, 1)] + PER_OP + CLASSIC_ST
+    return callgrind_section(r, marms, specs, smoke, callgrind_all=not smoke, native=False)
+
+
+def interleave(arms, rounds, measure):
+    """Runs measure(arm) for every arm in every round, alternating the order
+    (A B C .. then .. C B A) so drift in the machine's load hits every arm
+    alike. measure returns (wall s, CPU s, peak KiB, faults, ops); the result
+    holds one series per quantity and arm. 'mimalloc' is the reference
+    release with the lower median time, all its series as measured: not the
+    faster release of each round, as the minimum of two noisy samples is
+    biased low (larson on d8433c2: 0.853 and 0.832 against each release,
+    0.518 against the per-round minimum)."""
+    series = {key: {a.label: [] for a in arms} for key in ("times", "cpu", "peaks", "faults")}
+    ops = None
+    for rnd in range(rounds):
+        for arm in (arms if rnd % 2 == 0 else arms[::-1]):
+            *values, ops = measure(arm)
+            for key, value in zip(("times", "cpu", "peaks", "faults"), values):
+                series[key][arm.label].append(value)
+    times = series["times"]
+    refs = mimalloc_refs(times)
+    best = min(refs, key=lambda l: statistics.median(times[l])) if refs else None
+    if best:
+        for values in series.values():
+            values["mimalloc"] = values[best]
+    return dict(series, ops=ops, best_of=best)
+
+
+def interleaved_section(r, arms, specs, pairs, smoke, factor=1):
+    """Wall clock of the multi-threaded kernels (at `factor` times their
+    length), interleaved; ratios are medians of per-round ratios; the null
+    arm's spread is the floor. Faults and peak RSS from the rusage."""
     threads_default = max(2, os.cpu_count() or 2)
     results = {}
     for kernel, full, small, threads in specs:
-        n = small if smoke else full
+        n = (small if smoke else full) * factor
+        if n == 0:
+            continue
         t = threads or threads_default
-        times = {a.label: [] for a in arms}
-        cpu = {a.label: [] for a in arms}
-        peaks = {a.label: [] for a in arms}
-        faults = {a.label: [] for a in arms}
-        for rnd in range(pairs):
-            for arm in (arms if rnd % 2 == 0 else arms[::-1]):
-                res = r.native(arm, kernel, n, t)
-                times[arm.label].append(res["seconds"])
-                cpu[arm.label].append(res["cpu_seconds"])
-                peaks[arm.label].append(res["peak_kib"])
-                faults[arm.label].append(res["faults"])
-                ops = res["ops"]
-        # 'mimalloc': the reference release with the lower median time on
-        # this kernel, all its series (time, CPU, faults, peak) as measured.
-        # Not the faster release of each round: the minimum of two noisy
-        # samples is biased low (larson on d8433c2: 0.853 and 0.832 against
-        # each release, 0.518 against the per-round minimum).
-        refs = mimalloc_refs(times)
-        best = min(refs, key=lambda l: statistics.median(times[l])) if refs else None
-        if best:
-            for series in (times, cpu, peaks, faults):
-                series["mimalloc"] = series[best]
-        results["%s (T=%d)" % (kernel, t)] = {"times": times, "cpu": cpu, "peaks": peaks, "ops": ops,
-                                              "faults": faults, "kernel": kernel, "best_of": best}
+
+        def measure(arm):
+            res = r.native(arm, kernel, n, t)
+            return res["seconds"], res["cpu_seconds"], res["peak_kib"], res["faults"], res["ops"]
+        name = "%s (T=%d%s)" % (kernel, t, ", %dx" % factor if factor != 1 else "")
+        results[name] = dict(interleave(arms, pairs, measure), kernel=kernel, threads=t)
     return results
+
+
+def idle_section(r, karms, smoke):
+    """RSS growth over the start after the frees and after 1 s idle, per
+    idle kernel and arm (the smoke: IDLE_SMOKE_ARMS only, each run sleeps)."""
+    n = IDLE[1] if smoke else IDLE[0]
+    arms = [a for a in karms if not a.null and (not smoke or a.label in IDLE_SMOKE_ARMS)]
+    results = {}
+    for kernel in IDLE_KERNELS:
+        for arm in arms:
+            res = r.native(arm, kernel, n, 1)
+            if len(res["samples"]) != 1:
+                raise Failure("%s on %s printed %d samples, not 1" % (kernel, arm.label,
+                                                                       len(res["samples"])))
+            results.setdefault(kernel, {})[arm.label] = dict(res["samples"][0],
+                                                             peak_kib=res["peak_kib"])
+    return results, n
 
 
 def churn_section(r, karms, smoke):

@@ -3,7 +3,7 @@ interleaved wall clock, peak RSS, each with its ratios to the peers."""
 import math
 import statistics
 
-from .workloads import PATHOLOGICAL
+from .workloads import MODULE_SHAPES, PATHOLOGICAL
 
 
 def geomean(values):
@@ -88,23 +88,37 @@ def throughput_ratios(entry, base="nsalloc"):
     return out
 
 
+def median_series(series):
+    """{arm: median} of every arm with measurements."""
+    return {label: statistics.median(v) for label, v in series.items() if v}
+
+
 def wall_table(results, arms):
+    """The interleaved rows: throughput against every arm, CPU time, page
+    faults and peak RSS (medians over rounds)."""
     labels = [a.label for a in arms if a.label != "nsalloc" and a.label != "null"]
     headers = (["kernel", "nsalloc Mops/s"] + ["vs %s" % l for l in labels]
                + ["vs best mimalloc", "null arm: median [min, max]",
-                  "CPU time: vs best mimalloc, null", "page faults: nsalloc, best mimalloc, ratio"])
+                  "CPU time: vs best mimalloc, null", "page faults: nsalloc, best mimalloc, ratio",
+                  "peak RSS KiB: nsalloc, best mimalloc, nsalloc / best arm"])
     rows, ratios = [], {}
     for name, entry in results.items():
         tr = throughput_ratios(entry)
         ratios[name] = {l: tr[l][0] for l in tr}
-        mops = entry["ops"] / statistics.median(entry["times"]["nsalloc"]) / 1e6
+        ops = entry["ops"]
+        mops = "%.3g" % (ops / statistics.median(entry["times"]["nsalloc"]) / 1e6) if ops else "n/a"
         null = tr.get("null", (float("nan"),) * 3)
         cpu = throughput_ratios({"times": entry["cpu"]})
-        faults = {l: statistics.median(v) for l, v in entry["faults"].items() if v}
+        ratios[name]["cpu"] = cpu.get("mimalloc", (None,))[0]
+        faults = median_series(entry["faults"])
         fault_ratio = (faults["nsalloc"] / faults["mimalloc"]
                        if faults.get("mimalloc") else None)
         ratios[name]["faults"] = fault_ratio
-        rows.append([name, "%.3g" % mops] + [fmt_ratio(tr[l][0]) for l in labels]
+        peaks = median_series(entry["peaks"])
+        others = [v for l, v in peaks.items() if l not in ("nsalloc", "null", "mimalloc",
+                                                            "nsalloc-override")]
+        ratios[name]["peak_vs_best"] = peaks["nsalloc"] / min(others) if others else None
+        rows.append([name, mops] + [fmt_ratio(tr[l][0]) for l in labels]
                     + ["%s (%s)" % (fmt_ratio(tr.get("mimalloc", (None,))[0]),
                                     entry.get("best_of") or "n/a"),
                        "%.3f [%.3f, %.3f]" % null,
@@ -112,8 +126,67 @@ def wall_table(results, arms):
                                    fmt_ratio(cpu.get("null", (None,))[0])),
                        "%s, %s, %s" % (fmt_int(faults["nsalloc"]),
                                        fmt_int(faults["mimalloc"]) if "mimalloc" in faults
-                                       else "n/a", fmt_ratio(fault_ratio))])
+                                       else "n/a", fmt_ratio(fault_ratio)),
+                       "%s, %s, %s" % (fmt_int(peaks["nsalloc"]),
+                                       fmt_int(peaks["mimalloc"]) if "mimalloc" in peaks
+                                       else "n/a", fmt_ratio(ratios[name]["peak_vs_best"]))])
     return md_table(headers, rows), ratios
+
+
+def fault_growth(short, long):
+    """Per row of the long run: (nsalloc's median faults at the long length
+    over the short one, the same for the best mimalloc), by the short row's
+    name."""
+    out = {}
+    for name, entry in long.items():
+        base = next((n for n, e in short.items() if e["kernel"] == entry["kernel"]
+                     and e["threads"] == entry["threads"]), None)
+        if base is None:
+            continue
+        s, l = median_series(short[base]["faults"]), median_series(entry["faults"])
+        out[base] = tuple(l[k] / s[k] if s.get(k) and k in l else None
+                          for k in ("nsalloc", "mimalloc"))
+    return out
+
+
+def module_table(results, marms, override):
+    """The module arm: Ir/op of every arm and nsalloc's ratio to the better
+    mimalloc of each shape and to the override (`override`: kernel -> the
+    override's Ir/op in the main scan)."""
+    labels = [a.label for a in marms]
+    headers = (["kernel"] + ["%s Ir/op" % l for l in labels]
+               + ["nsalloc / best bundled", "nsalloc / best .so", "module / override"])
+    rows, ratios = [], {}
+    for kernel, by_arm in results.items():
+        ir = {l: v["ir_per_op"] for l, v in by_arm.items() if "ir_per_op" in v}
+        ns = ir.get("nsalloc-module")
+        if not ns:
+            continue
+        ratios[kernel] = {"ir": ir}
+        cells = []
+        for shape in MODULE_SHAPES:
+            have = [l for l in ir if l.endswith("-" + shape)]
+            best = min(have, key=ir.get) if have else None
+            ratios[kernel][shape] = (ns / ir[best], best) if best else (None, None)
+            cells.append("%s (%s)" % (fmt_ratio(ratios[kernel][shape][0]), best)
+                         if best else "n/a")
+        ratios[kernel]["override"] = ns / override[kernel] if override.get(kernel) else None
+        rows.append([kernel] + ["%.1f" % ir[l] if l in ir else "n/a" for l in labels] + cells
+                    + [fmt_ratio(ratios[kernel]["override"])])
+    return md_table(headers, rows), ratios
+
+
+def idle_table(results):
+    """Per idle kernel and arm: RSS growth over the start after the frees and
+    after the idle second, against the live bytes."""
+    rows = []
+    for kernel, by_arm in results.items():
+        for label, s in by_arm.items():
+            rows.append([kernel, label, fmt_int(s["live_kib"]),
+                         fmt_int(s["freed_kib"] - s["start_kib"]),
+                         fmt_int(s["idle_kib"] - s["start_kib"]), fmt_int(s["peak_kib"])])
+    return md_table(["kernel", "arm", "live KiB", "growth after the frees KiB",
+                     "growth after 1 s idle KiB", "peak RSS KiB"], rows)
 
 
 def peak_rss_rows(sections, labels):

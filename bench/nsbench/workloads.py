@@ -62,7 +62,28 @@ CLASSIC_MT = [  # multi-threaded classic kernels: interleaved wall clock
     ("cache-scratch", 1000, 10, None),
     ("xthread-free", 1000000, 1024, 2),
     ("malloc-large", 100, 4, 1),
+    ("large-churn", 30, 1, 1),
+    ("large-churn", 30, 0, 2),  # smoke n 0: not in the smoke (150 MiB of pages a thread)
 ]
+# Every multi-threaded row again at this many times its length (issue 22:
+# page faults must not grow with run length once the working set is reached),
+# on the arms that decide the targets (nsalloc, the reference mimallocs, glibc)
+# and in fewer rounds: the long rows are what the full suite's time goes to.
+LONG_FACTOR = 10
+LONG_ROUNDS = 3
+LONG_ARMS = ("nsalloc", "glibc", "mimalloc-2.4.1", "mimalloc-3.4.3", DEBIAN_MIMALLOC)
+# mimalloc's own stress test, compiled at run time from the prebuilt peers'
+# source with its USE_STD_MALLOC switch (mi_* mapped to the standard API),
+# run under LD_PRELOAD of each allocator: (threads, scale, iterations) in the
+# full and the smoke run, and rounds.
+TEST_STRESS_SOURCE = "mimalloc-3.4.3/test/test-stress.c"
+TEST_STRESS = ((4, 20, 10), (2, 5, 2))
+TEST_STRESS_ROUNDS = 5
+# Idle RSS: MiB of small blocks allocated and freed (full, smoke), and the
+# arms run in the smoke (each run sleeps 1 s).
+IDLE = (256, 48)
+IDLE_KERNELS = ("idle-rss", "idle-rss-live")
+IDLE_SMOKE_ARMS = ("nsalloc",)
 # (name, command template, env, full size, smoke size, stdin template or None)
 PROGRAMS = [
     ("lua5.4", ["lua5.4", "{programs}/alloc.lua", "{n}"], {}, 3000, 200, None),
@@ -77,6 +98,26 @@ PROGRAMS = [
 ]
 MULTICOPY = [1, 4, 16]
 CHURN = (40, 4, 3, 2)  # full waves, threads; smoke waves, threads
+
+# The module arm: every single-threaded kernel against a private copy in a
+# dlopen()ed module (bench-module, BENCH_MODULE=...), nsalloc's and mimalloc's
+# bundled the same way or linked against its .so (bench/CMakeLists.txt).
+MODULE_SHAPES = ("bundled", "so")
+
+# Issue 22's definition of done (docs/benchmarks.md "Targets"), checked by
+# nsbench/targets.py against the run.
+ISSUE22 = {
+    "faults_vs_mimalloc": 2.0,      # minor faults <= 2x the better mimalloc
+    "faults_growth": 1.25,          # 10x the length: faults grow by at most 25%
+    "throughput_vs_mimalloc": 1.00,  # wall and CPU >= the better mimalloc
+    "peak_rss_vs_best": 1.10,       # peak RSS <= 1.10x the best arm
+    "idle_slack_kib": 1024, "idle_slack_live": 0.10,  # idle <= live * 1.1 + 1 MiB
+    "pair_vs_mimalloc3": 1.00,      # bundled malloc(32)+free <= mimalloc 3.4.3
+    "module_kernels": 1.00,         # named kernels <= the better bundled mimalloc
+    "private_vs_override": 1.03,    # module copy <= 1.03x the override
+}
+# The kernels the bundled-shape target names ("tree" has no kernel yet).
+ISSUE22_MODULE_KERNELS = ("live-set", "batch-lifo", "xthread-free")
 
 TARGETS = {
     "st_max": 1.00,
