@@ -41,8 +41,8 @@ static size_t idle_count(uint64_t seed, size_t total) {
  * preloaded arms' malloc is the allocator under test, and the table must be
  * neither its memory nor growth the samples attribute to it. */
 static void **idle_table(size_t count) {
-  void **table = mmap(NULL, count * sizeof *table, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void **table =
+      mmap(NULL, count * sizeof *table, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (table == MAP_FAILED) bench_fail("mmap of the block table failed");
   memset(table, 0, count * sizeof *table);
   return table;
@@ -59,7 +59,8 @@ static uint64_t idle_release(const bench_alloc_t *a, uint64_t *block, size_t ind
 
 static bench_result_t idle_run(const bench_alloc_t *a, const bench_params_t *p, size_t live_mib) {
   size_t total = (size_t)p->n << 20, keep = live_mib << 20;
-  if (keep > total) bench_fail("idle: n=%llu MiB is less than the live set", (unsigned long long)p->n);
+  if (keep > total)
+    bench_fail("idle: n=%llu MiB is less than the live set", (unsigned long long)p->n);
   size_t count = idle_count(p->seed, total);
   uint64_t **blocks = (uint64_t **)idle_table(count);
   uint64_t rng = p->seed, sum = 0;

@@ -37,6 +37,7 @@ BENCH_KERNEL(op_live_set);
 BENCH_KERNEL(op_aligned_64);
 BENCH_KERNEL(op_aligned_4096);
 BENCH_KERNEL(op_cfrac_like);
+BENCH_KERNEL(op_tree);
 BENCH_KERNEL(op_fastpath);
 BENCH_KERNEL(op_xthread_free);
 

@@ -2,7 +2,7 @@
 
 workloads  what is measured (kernels, sizes, programs, peers, targets)
 arms       which executable and environment runs each allocator
-measure    one run: timed with its rusage, or callgrind; result parsing, parity
+measure    one run: /usr/bin/time or callgrind, result parsing, parity
 sections   the kernel sections (callgrind, interleaved wall clock, memory)
 programs   whole programs under LD_PRELOAD
 multicopy  K private copies in one process

@@ -43,10 +43,12 @@ def kernel_arms(cfg, peers):
     return out
 
 
-def module_arms(cfg, peers):
+def module_arms(cfg, peers, override):
     """The module arm: bench-module dlopen()s one module per arm. nsalloc's
     private copy always; mimalloc's modules where the build made them and the
-    runner's peers (--peers) are present, so hiding the peers hides them."""
+    runner's peers (--peers) are present, so hiding the peers hides them.
+    Last, `override` (the nsalloc-override kernel arm), for the ratio of the
+    private copy to it at the module arm's lengths."""
     modules, exe = cfg.get("modules", {}), cfg["arms"].get("module")
     if not exe:
         return []
@@ -63,7 +65,7 @@ def module_arms(cfg, peers):
         print("run.py: note: no mimalloc modules (the prebuilt peers are absent, or were when "
               "the build was configured): the module arm runs nsalloc alone, without ratios",
               file=sys.stderr)
-    return out
+    return out + [override]
 
 
 def program_arms(cfg, peers):

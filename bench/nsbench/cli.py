@@ -6,17 +6,17 @@ import os
 import sys
 import time
 
-from .arms import kernel_arms, module_arms, peer_libs, program_arms
+from .arms import kernel_arms, mimalloc_refs, module_arms, peer_libs, program_arms
 from .chart import chart_data, write_chart
 from .document import embed_analysis, source_version, worst_profiles, write_document
 from .measure import Failure, Runner
 from .programs import program_table, programs_section
 from .multicopy import multicopy_section
 from .sections import (callgrind_section, check_arms, churn_section, fastpath_section,
-                       idle_section, interleaved_section, module_section)
+                       idle_section, interleaved_section, module_section, module_specs)
 from .tables import class_geomeans, idle_table, ir_table, module_table, wall_table
 from .teststress import test_stress_section
-from .workloads import (CLASSIC_MT, CLASSIC_ST, DEBIAN_MIMALLOC, FASTPATH, LONG_ARMS, LONG_FACTOR,
+from .workloads import (CLASSIC_MT, CLASSIC_ST, DEBIAN_MIMALLOC, FASTPATH, LONG_FACTOR,
                         LONG_ROUNDS, PEERS_DIR, PER_OP)
 
 USAGE = """the nsalloc benchmark runner (Python 3 standard library only).
@@ -33,15 +33,15 @@ docs/benchmarks.md plus an SVG chart (gnuplot).
 Method (see docs/benchmarks.md): instructions retired under callgrind for
 single-threaded kernels and whole programs (deterministic; each kernel's
 measured region only), interleaved wall clock with a null arm for the
-multi-threaded kernels, the rusage of each reaped process (wait4) for peak RSS
-and page faults. Exit status 1 when any
-checksum or program output differs between arms.
+multi-threaded kernels, /usr/bin/time for peak RSS and page faults. Exit
+status 1 when any checksum or program output differs between arms.
 """
 
 
 def long_arms(karms):
-    """The arms of the 10x rows (LONG_ARMS), the null arm kept as the floor."""
-    return [a for a in karms if a.label in LONG_ARMS or a.null]
+    """The arms of the 10x rows: nsalloc and the arms 'mimalloc' stands for."""
+    refs = mimalloc_refs([a.label for a in karms])
+    return [a for a in karms if a.label == "nsalloc" or a.label in refs]
 
 
 def select(specs, args):
@@ -68,12 +68,12 @@ def run_only(r, m, sections, pairs):
                 print(ir_table(callgrind_section(r, karms, select(CLASSIC_ST, args), False,
                                                  native=False), karms)[0])
             elif name == "fastpath":
-                print(fastpath_section(r, karms, False)[0])
+                print(fastpath_section(r, karms, False))
             elif name == "module":
-                specs = select([(FASTPATH[0], FASTPATH[1], FASTPATH[2], 1)] + PER_OP + CLASSIC_ST,
-                               args)
-                results = callgrind_section(r, marms, specs, False, native=False)
-                print(module_table(results, marms, {})[0])
+                specs = module_specs(select([(FASTPATH[0], FASTPATH[1], FASTPATH[2], 1)]
+                                            + PER_OP + CLASSIC_ST, args))
+                print(module_table(callgrind_section(r, marms, specs, False, native=False),
+                                   marms)[0])
             elif name == "mt":
                 print(wall_table(interleaved_section(r, karms, select(CLASSIC_MT, args), pairs,
                                                      False), karms)[0])
@@ -139,7 +139,7 @@ def main():
     start = time.time()
     peers = peer_libs(args.peers)
     karms, parms = kernel_arms(cfg, peers), program_arms(cfg, peers)
-    marms = module_arms(cfg, peers)
+    marms = module_arms(cfg, peers, next(a for a in karms if a.label == "nsalloc-override"))
     if args.arms:
         keep = set(args.arms.split(",")) | {"nsalloc", "nsalloc-module"}
         karms = [a for a in karms if a.label in keep]
@@ -169,7 +169,7 @@ def main():
             step("per-operation scan (callgrind)")
             m["perop"] = callgrind_section(r, karms, PER_OP, args.smoke, not args.smoke)
             step("per-call fast paths (callgrind)")
-            m["fastpath_table"], m["fastpath"] = fastpath_section(r, karms, args.smoke)
+            m["fastpath_table"] = fastpath_section(r, karms, args.smoke)
             step("classic single-threaded kernels (callgrind)")
             m["classic_st"] = callgrind_section(r, karms, CLASSIC_ST, args.smoke, not args.smoke)
             step("the module arm: kernels in the bundled shape (callgrind)")

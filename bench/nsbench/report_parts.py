@@ -2,24 +2,12 @@
 (issue 22): the module arm, the 10x rows, test-stress and idle RSS. Each
 returns Markdown; document.py places them."""
 from .tables import fault_growth, fmt_ratio, idle_table, md_table, module_table, wall_table
-from .workloads import (IDLE_KERNELS, ISSUE22, LONG_FACTOR, LONG_ROUNDS, TEST_STRESS,
-                        TEST_STRESS_ROUNDS)
-
-
-def override_ir(m):
-    """kernel -> the override's Ir/op in the main scan (the module arm's
-    'private copy / override' ratio)."""
-    out = {}
-    for section in (m["perop"], m["classic_st"], {"fastpath": m["fastpath"]}):
-        for kernel, by_arm in section.items():
-            ir = by_arm.get("nsalloc-override", {}).get("ir_per_op")
-            if ir:
-                out[kernel] = ir
-    return out
+from .workloads import (IDLE_KERNELS, ISSUE22, LONG_FACTOR, LONG_ROUNDS, MODULE_DIVISOR,
+                        TEST_STRESS, TEST_STRESS_ROUNDS)
 
 
 def module_ratios(m):
-    return module_table(m["module"], m["marms"], override_ir(m))
+    return module_table(m["module"], m["marms"])
 
 
 def module_part(m):
@@ -34,9 +22,10 @@ def module_part(m):
             "libmimalloc-bundled.a` into the module with hidden visibility and "
             "`-Wl,--exclude-libs,ALL`; `mimalloc-X-so` links the module against the release's "
             "`.so` (`bench/mimalloc_module.c`). Instructions per operation (callgrind, the "
-            "measured region); the ratios are to the better mimalloc of each shape, and "
-            "`module / override` is the private copy against `nsalloc-override` (the same "
-            "kernel preloaded) of section 1.\n"]
+            "measured region), each kernel at 1/%d of its length in sections 1 and 2; the "
+            "ratios are to the better mimalloc of each shape, and `module / override` is the "
+            "private copy against `nsalloc-override` (the same kernels preloaded, same "
+            "lengths).\n" % MODULE_DIVISOR]
     if not peers:
         text.append("_The mimalloc modules were not built or the prebuilt peers are absent "
                     "(`../shared/peers`): nsalloc runs alone and the ratios are n/a._\n")
@@ -52,7 +41,8 @@ def long_part(m):
     return "\n".join([
         "### Multi-threaded at %dx the length (%d interleaved rounds)\n" % (LONG_FACTOR,
                                                                            LONG_ROUNDS),
-        "Every row above again, %d times as long, on the arms that decide the targets. Once "
+        "Every row above again, %d times as long, on nsalloc and the mimalloc releases the "
+        "targets compare with (no null arm: read the noise floor from the table above). Once "
         "the working set is reached, an allocator that reuses its memory faults no more in a "
         "longer run; one that gives memory back and faults it in again grows with the "
         "length.\n" % LONG_FACTOR,
@@ -76,7 +66,8 @@ def stress_part(m):
         "`-O2 -DNDEBUG -DUSE_STD_MALLOC` (its own switch mapping `mi_*` to the standard API), "
         "run as `test-stress %d %d %d` (threads, scale, iterations) with each allocator "
         "preloaded; wall and CPU time, faults and peak RSS of the whole process "
-        "(`wait4` rusage). nsalloc here is the override.\n" % (threads, scale, iterations),
+        "(`/usr/bin/time`; CPU from `wait4`). nsalloc here is the override.\n"
+        % (threads, scale, iterations),
         table + "\n"])
 
 

@@ -8,7 +8,7 @@ from .arms import Arm, add_best_mimalloc, mimalloc_refs
 from .measure import Failure, run
 from .tables import md_table
 from .workloads import (CHURN, CLASSIC_ST, FASTPATH, FASTPATH_CALLERS, IDLE, IDLE_KERNELS,
-                        IDLE_SMOKE_ARMS, PER_OP)
+                        IDLE_SMOKE_ARMS, MODULE_DIVISOR, PER_OP)
 
 
 def check_arms(r, karms, parms):
@@ -51,8 +51,7 @@ def callgrind_section(r, arms, specs, smoke, callgrind_all=True, native=True):
 
 
 def fastpath_section(r, arms, smoke):
-    """Per arm: instructions per malloc and per free call (callgrind_calls).
-    Returns the table and each arm's kernel result (its Ir/op is the pair's)."""
+    """Per arm: instructions per malloc and per free call (callgrind_calls)."""
     kernel, full, small = FASTPATH
     real = [a for a in arms if not a.null]
     got = r.parallel([(r.kernel_callgrind, a, kernel, small if smoke else full, 1) for a in real])
@@ -62,15 +61,21 @@ def fastpath_section(r, arms, smoke):
         per_call = ["%.1f" % (ir / calls) if calls else "n/a" for calls, ir in
                     (costs[c] for c in FASTPATH_CALLERS)]
         rows.append([arm.label] + per_call)
-    return md_table(["arm", "malloc(32)", "free"], rows), dict(zip([a.label for a in real], got))
+    return md_table(["arm", "malloc(32)", "free"], rows)
+
+
+def module_specs(specs=None):
+    """The module arm's kernels: the fast-path pair, then every
+    single-threaded kernel, at 1/MODULE_DIVISOR of the scan's length."""
+    kernel, full, small = FASTPATH
+    specs = specs or [(kernel, full, small, 1)] + PER_OP + CLASSIC_ST
+    return [(k, max(small, full // MODULE_DIVISOR), small, t) for k, full, small, t in specs]
 
 
 def module_section(r, marms, smoke):
-    """Ir/op of the fast-path pair and every single-threaded kernel in the
-    module shape (the smoke: the pair only)."""
-    kernel, full, small = FASTPATH
-    specs = [(kernel, full, small, 1)] + PER_OP + CLASSIC_ST
-    return callgrind_section(r, marms, specs, smoke, callgrind_all=not smoke, native=False)
+    """Ir/op of the module arm's kernels on its arms (the smoke: the pair)."""
+    return callgrind_section(r, marms, module_specs(), smoke, callgrind_all=not smoke,
+                             native=False)
 
 
 def interleave(arms, rounds, measure):
@@ -101,7 +106,7 @@ def interleave(arms, rounds, measure):
 def interleaved_section(r, arms, specs, pairs, smoke, factor=1):
     """Wall clock of the multi-threaded kernels (at `factor` times their
     length), interleaved; ratios are medians of per-round ratios; the null
-    arm's spread is the floor. Faults and peak RSS from the rusage."""
+    arm's spread is the floor. Faults and peak RSS from /usr/bin/time."""
     threads_default = max(2, os.cpu_count() or 2)
     results = {}
     for kernel, full, small, threads in specs:

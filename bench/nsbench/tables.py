@@ -149,10 +149,9 @@ def fault_growth(short, long):
     return out
 
 
-def module_table(results, marms, override):
+def module_table(results, marms):
     """The module arm: Ir/op of every arm and nsalloc's ratio to the better
-    mimalloc of each shape and to the override (`override`: kernel -> the
-    override's Ir/op in the main scan)."""
+    mimalloc of each shape and to the override measured beside it."""
     labels = [a.label for a in marms]
     headers = (["kernel"] + ["%s Ir/op" % l for l in labels]
                + ["nsalloc / best bundled", "nsalloc / best .so", "module / override"])
@@ -170,7 +169,8 @@ def module_table(results, marms, override):
             ratios[kernel][shape] = (ns / ir[best], best) if best else (None, None)
             cells.append("%s (%s)" % (fmt_ratio(ratios[kernel][shape][0]), best)
                          if best else "n/a")
-        ratios[kernel]["override"] = ns / override[kernel] if override.get(kernel) else None
+        override = ir.get("nsalloc-override")
+        ratios[kernel]["override"] = ns / override if override else None
         rows.append([kernel] + ["%.1f" % ir[l] if l in ir else "n/a" for l in labels] + cells
                     + [fmt_ratio(ratios[kernel]["override"])])
     return md_table(headers, rows), ratios
