@@ -107,7 +107,7 @@ def wall_table(results, arms):
         ratios[name] = {l: tr[l][0] for l in tr}
         ops = entry["ops"]
         mops = "%.3g" % (ops / statistics.median(entry["times"]["nsalloc"]) / 1e6) if ops else "n/a"
-        null = tr.get("null", (float("nan"),) * 3)
+        null = tr.get("null")
         cpu = throughput_ratios({"times": entry["cpu"]})
         ratios[name]["cpu"] = cpu.get("mimalloc", (None,))[0]
         faults = median_series(entry["faults"])
@@ -121,7 +121,7 @@ def wall_table(results, arms):
         rows.append([name, mops] + [fmt_ratio(tr[l][0]) for l in labels]
                     + ["%s (%s)" % (fmt_ratio(tr.get("mimalloc", (None,))[0]),
                                     entry.get("best_of") or "n/a"),
-                       "%.3f [%.3f, %.3f]" % null,
+                       "%.3f [%.3f, %.3f]" % null if null else "n/a (no null arm)",
                        "%s, %s" % (fmt_ratio(cpu.get("mimalloc", (None,))[0]),
                                    fmt_ratio(cpu.get("null", (None,))[0])),
                        "%s, %s, %s" % (fmt_int(faults["nsalloc"]),
