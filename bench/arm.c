@@ -27,13 +27,7 @@ const bench_alloc_t *const bench_arm = &arm;
 
 #elif defined(ARM_MIMALLOC)
 #include <mimalloc.h>
-static const bench_alloc_t arm = {"mimalloc",
-                                  mi_malloc,
-                                  mi_free,
-                                  mi_realloc,
-                                  mi_calloc,
-                                  mi_aligned_alloc,
-                                  BENCH_FN(size_t (*)(void *), mi_usable_size)};
+static const bench_alloc_t arm = BENCH_PREFIXED_ARM("mimalloc", mi_);
 const bench_alloc_t *const bench_arm = &arm;
 
 #elif defined(ARM_TCMALLOC)

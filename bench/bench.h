@@ -31,6 +31,15 @@ typedef struct bench_alloc_s {
  * signature (e.g. `const void *` parameters) to a vtable slot type. */
 #define BENCH_FN(type, fn) ((type)(void (*)(void))(fn))
 
+/* The vtable of an allocator whose API is <prefix>malloc, <prefix>free, ...
+ * <prefix>aligned_alloc, <prefix>usable_size: mimalloc's mi_, nsalloc's
+ * nsalloc_ (which its header maps on to the copy's own prefix). */
+#define BENCH_PREFIXED_ARM(name, prefix)                                                           \
+  {                                                                                                \
+    name, prefix##malloc, prefix##free, prefix##realloc, prefix##calloc, prefix##aligned_alloc,    \
+        BENCH_FN(size_t (*)(void *), prefix##usable_size)                                          \
+  }
+
 /* Defined by the arm (bench/arm.c). */
 extern const bench_alloc_t *const bench_arm;
 

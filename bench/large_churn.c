@@ -9,6 +9,7 @@
 #include "kernels.h"
 #include "threads.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #define LARGE_CHURN_LIVE 10
@@ -51,12 +52,8 @@ BENCH_KERNEL(large_churn) {
   if (!t) bench_fail("out of memory");
   for (unsigned i = 0; i < p->threads; i++)
     t[i] = (large_churn_thread_t){a, p->n, p->seed + i, 0};
-  bench_region_begin();
-  bench_run_threads(p->threads, large_churn_thread, t, sizeof *t);
-  bench_region_end();
-  uint64_t sum = 0;
-  for (unsigned i = 0; i < p->threads; i++)
-    sum += t[i].sum;
+  uint64_t sum = bench_run_measured_threads(p->threads, large_churn_thread, t, sizeof *t,
+                                            offsetof(large_churn_thread_t, sum));
   free(t);
   return (bench_result_t){p->n * p->threads, sum};
 }

@@ -9,11 +9,5 @@
 
 #include <mimalloc.h>
 
-__attribute__((visibility("default")))
-const bench_alloc_t bench_module_arm = {BENCH_MODULE_NAME,
-                                        mi_malloc,
-                                        mi_free,
-                                        mi_realloc,
-                                        mi_calloc,
-                                        mi_aligned_alloc,
-                                        BENCH_FN(size_t (*)(void *), mi_usable_size)};
+__attribute__((visibility("default"))) const bench_alloc_t bench_module_arm =
+    BENCH_PREFIXED_ARM(BENCH_MODULE_NAME, mi_);
