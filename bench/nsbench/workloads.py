@@ -73,7 +73,7 @@ CLASSIC_MT = [  # multi-threaded classic kernels: interleaved wall clock
 # peers are absent) and in fewer rounds: the long rows are what the full
 # suite's time goes to (mimalloc 3.4.3 takes 15 s for malloc-large at 10x).
 LONG_FACTOR = 10
-LONG_ROUNDS = 3
+LONG_ROUNDS = 2
 # mimalloc's own stress test, compiled at run time from the prebuilt peers'
 # source with its USE_STD_MALLOC switch (mi_* mapped to the standard API),
 # run under LD_PRELOAD of each allocator: (threads, scale, iterations) in the
