@@ -31,6 +31,15 @@ typedef struct bench_alloc_s {
  * signature (e.g. `const void *` parameters) to a vtable slot type. */
 #define BENCH_FN(type, fn) ((type)(void (*)(void))(fn))
 
+/* The vtable of an allocator whose API is <prefix>malloc, <prefix>free, ...
+ * <prefix>aligned_alloc, <prefix>usable_size: mimalloc's mi_, nsalloc's
+ * nsalloc_ (which its header maps on to the copy's own prefix). */
+#define BENCH_PREFIXED_ARM(name, prefix)                                                           \
+  {                                                                                                \
+    name, prefix##malloc, prefix##free, prefix##realloc, prefix##calloc, prefix##aligned_alloc,    \
+        BENCH_FN(size_t (*)(void *), prefix##usable_size)                                          \
+  }
+
 /* Defined by the arm (bench/arm.c). */
 extern const bench_alloc_t *const bench_arm;
 
@@ -118,6 +127,15 @@ static inline uint64_t bench_read(const void *p, size_t size) {
 static inline void *bench_check(void *p, size_t size) {
   if (!p) bench_fail("allocation of %zu bytes failed", size);
   return p;
+}
+/* A block of `size` bytes with every page written (a program that uses its
+ * memory: the page faults of fresh mappings count), stamped with `value`. */
+static inline void *bench_fill_pages(const bench_alloc_t *a, size_t size, uint64_t value) {
+  uint8_t *q = bench_check(a->malloc(size), size);
+  for (size_t off = 0; off < size; off += 4096)
+    ((volatile uint8_t *)q)[off] = (uint8_t)value;
+  bench_stamp(q, size, value);
+  return q;
 }
 /* Order-independent fold: kernels whose frees race still get one answer. */
 static inline uint64_t bench_mix(uint64_t value) {

@@ -8,6 +8,7 @@
 #include "threads.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #define AT_LIVE  4096 /* power of two */
@@ -64,12 +65,8 @@ BENCH_KERNEL(classic_alloc_test) {
   uint64_t steps = p->n / p->threads + 1;
   for (unsigned i = 0; i < p->threads; i++)
     t[i] = (at_thread_t){a, steps, p->seed + i, 0};
-  bench_region_begin();
-  bench_run_threads(p->threads, at_thread, t, sizeof *t);
-  bench_region_end();
-  uint64_t sum = 0;
-  for (unsigned i = 0; i < p->threads; i++)
-    sum += t[i].sum;
+  uint64_t sum =
+      bench_run_measured_threads(p->threads, at_thread, t, sizeof *t, offsetof(at_thread_t, sum));
   free(t);
   return (bench_result_t){steps * p->threads, sum};
 }

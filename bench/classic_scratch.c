@@ -9,6 +9,7 @@
 #include "kernels.h"
 #include "threads.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 #define SCRATCH_WRITES 2000
@@ -44,12 +45,8 @@ BENCH_KERNEL(classic_cache_scratch) {
     t[i] = (scratch_thread_t){a, bench_check(a->malloc(SCRATCH_SIZE), SCRATCH_SIZE), p->n, 0};
     bench_stamp(t[i].first, SCRATCH_SIZE, i);
   }
-  bench_region_begin();
-  bench_run_threads(p->threads, scratch_thread, t, sizeof *t);
-  bench_region_end();
-  uint64_t sum = 0;
-  for (unsigned i = 0; i < p->threads; i++)
-    sum += t[i].sum;
+  uint64_t sum = bench_run_measured_threads(p->threads, scratch_thread, t, sizeof *t,
+                                            offsetof(scratch_thread_t, sum));
   free(t);
   return (bench_result_t){p->n * p->threads, sum};
 }

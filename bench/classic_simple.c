@@ -47,15 +47,6 @@ BENCH_KERNEL(classic_glibc_simple) {
 }
 
 #define LARGE_LIVE 20
-#define PAGE       4096
-
-static void *large_fill(const bench_alloc_t *a, size_t size, uint64_t value) {
-  uint8_t *q = bench_check(a->malloc(size), size);
-  for (size_t off = 0; off < size; off += PAGE)
-    ((volatile uint8_t *)q)[off] = (uint8_t)value;
-  bench_stamp(q, size, value);
-  return q;
-}
 
 BENCH_KERNEL(classic_malloc_large) {
   static void *blocks[LARGE_LIVE];
@@ -63,7 +54,7 @@ BENCH_KERNEL(classic_malloc_large) {
   uint64_t rng = p->seed, sum = 0;
   for (size_t i = 0; i < LARGE_LIVE; i++) {
     sizes[i] = bench_range(&rng, 5 << 20, 25 << 20);
-    blocks[i] = large_fill(a, sizes[i], i);
+    blocks[i] = bench_fill_pages(a, sizes[i], i);
   }
   bench_region_begin();
   for (uint64_t i = 0; i < p->n; i++) {
@@ -71,7 +62,7 @@ BENCH_KERNEL(classic_malloc_large) {
     sum += bench_mix(bench_read(blocks[k], sizes[k]));
     a->free(blocks[k]);
     sizes[k] = bench_range(&rng, 5 << 20, 25 << 20);
-    blocks[k] = large_fill(a, sizes[k], i);
+    blocks[k] = bench_fill_pages(a, sizes[k], i);
   }
   bench_region_end();
   for (size_t i = 0; i < LARGE_LIVE; i++) {

@@ -23,6 +23,7 @@ const bench_kernel_t bench_kernels[] = {
     {"aligned-64", op_aligned_64, 1000000, 1, "1,024 live aligned_alloc(64) blocks, replaced"},
     {"aligned-4096", op_aligned_4096, 200000, 1, "256 live aligned_alloc(4096) blocks, replaced"},
     {"cfrac-like", op_cfrac_like, 1000000, 1, "2-4 short-lived 16-64 B temporaries per step"},
+    {"tree", op_tree, 409600, 1, "4,096-node search tree of 33-64 B nodes, built and freed"},
     {"fastpath", op_fastpath, 1000000, 1, "50 mallocs of 32 B, then their frees"},
     {"xthread-free", op_xthread_free, 500000, 2, "every block freed by another thread"},
     {"glibc-simple", classic_glibc_simple, 1000000, 1, "batches of 25..1600 fixed-size blocks"},
@@ -32,6 +33,9 @@ const bench_kernel_t bench_kernels[] = {
     {"alloc-test", classic_alloc_test, 4000000, 2, "Pareto sizes <= 1 KiB, private live sets"},
     {"cache-scratch", classic_cache_scratch, 2000, 2, "false sharing of small blocks"},
     {"malloc-large", classic_malloc_large, 400, 1, "20 live blocks of 5-25 MiB, replaced"},
+    {"large-churn", large_churn, 100, 2, "10 live blocks of 5-25 MiB per thread, replaced"},
+    {"idle-rss", idle_rss, 256, 1, "n MiB of small blocks freed, then 1 s idle (RSS samples)"},
+    {"idle-rss-live", idle_rss_live, 256, 1, "as idle-rss, the first 32 MiB staying live"},
     {"churn-waves", churn_waves, 40, 4, "thread waves over a bounded live set (RSS samples)"},
 };
 const size_t bench_kernel_count = sizeof bench_kernels / sizeof bench_kernels[0];

@@ -6,6 +6,8 @@
  * classic_*.c  the classic allocator benchmarks, re-written from their
  *              public descriptions
  * churn.c      the long-running thread-wave churn of the memory section
+ * large_churn.c  the per-thread churn of 5-25 MiB blocks
+ * idle.c       RSS after a program frees its memory and goes idle
  */
 #ifndef BENCH_KERNELS_H
 #define BENCH_KERNELS_H
@@ -35,6 +37,7 @@ BENCH_KERNEL(op_live_set);
 BENCH_KERNEL(op_aligned_64);
 BENCH_KERNEL(op_aligned_4096);
 BENCH_KERNEL(op_cfrac_like);
+BENCH_KERNEL(op_tree);
 BENCH_KERNEL(op_fastpath);
 BENCH_KERNEL(op_xthread_free);
 
@@ -48,6 +51,9 @@ BENCH_KERNEL(classic_cache_scratch);
 BENCH_KERNEL(classic_malloc_large);
 
 /* memory */
+BENCH_KERNEL(large_churn);
+BENCH_KERNEL(idle_rss);
+BENCH_KERNEL(idle_rss_live);
 BENCH_KERNEL(churn_waves);
 
 #endif /* BENCH_KERNELS_H */

@@ -12,11 +12,5 @@
 #define BENCH_MODULE_NAME "nsalloc"
 #endif
 
-__attribute__((visibility("default")))
-const bench_alloc_t bench_module_arm = {BENCH_MODULE_NAME,
-                                        nsalloc_malloc,
-                                        nsalloc_free,
-                                        nsalloc_realloc,
-                                        nsalloc_calloc,
-                                        nsalloc_aligned_alloc,
-                                        BENCH_FN(size_t (*)(void *), nsalloc_usable_size)};
+__attribute__((visibility("default"))) const bench_alloc_t bench_module_arm =
+    BENCH_PREFIXED_ARM(BENCH_MODULE_NAME, nsalloc_);

@@ -18,3 +18,14 @@ void bench_run_threads(unsigned count, void *(*fn)(void *), void *args, size_t s
   for (unsigned i = 0; i < count; i++)
     pthread_join(ids[i], NULL);
 }
+
+uint64_t bench_run_measured_threads(unsigned count, void *(*fn)(void *), void *args, size_t stride,
+                                    size_t sum_offset) {
+  bench_region_begin();
+  bench_run_threads(count, fn, args, stride);
+  bench_region_end();
+  uint64_t sum = 0;
+  for (unsigned i = 0; i < count; i++)
+    sum += *(const uint64_t *)((const char *)args + i * stride + sum_offset);
+  return sum;
+}
