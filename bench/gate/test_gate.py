@@ -16,23 +16,23 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gate  # noqa: E402
 
 BUILD = "GNU 12.2.0 RelWithDebInfo"
-# (nsalloc, mimalloc, spread) as measure() returns them.
+# (nsalloc samples, mimalloc samples) as gate.measure() returns them.
 MEASURED = {
-    "pair.module": (51.3, 44.5, None),
-    "live-set.module": (126.0, 117.8, None),
-    "faults.larson": (541, 128, (530, 560, 126, 131)),
+    "pair.module": ([51.3], [44.5]),
+    "live-set.module": ([126.0], [117.8]),
+    "faults.larson": ([530, 541, 560], [126, 128, 131]),
 }
 
 
 def ratios(scale=1.0):
-    return {m: ours / theirs * scale for m, (ours, theirs, _) in MEASURED.items()}
+    return {m: gate.ratio_of(samples) * scale for m, samples in MEASURED.items()}
 
 
 class GateTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
         self.saved = self.path("saved.json")
-        self.write(self.saved, {"build": BUILD, "measured": MEASURED})
+        self.write(self.saved, {"build": BUILD, "samples": MEASURED})
 
     def tearDown(self):
         self.dir.cleanup()
@@ -76,10 +76,11 @@ class GateTest(unittest.TestCase):
         self.assertIn("perf gate: FAIL: faults.larson, live-set.module, pair.module grew", out)
         self.assertIn("make gate-baseline", out)
 
-    def test_a_better_ratio_passes_and_asks_for_a_refresh(self):
+    def test_a_better_ratio_passes_and_asks_to_lock_in_instructions(self):
         status, out = self.judge_against({"build": BUILD, "ratios": ratios(1.10)})
         self.assertEqual(status, 0, out)
-        self.assertEqual(out.count("better: refresh the baseline"), 3, out)
+        self.assertEqual(out.count("9.1% below"), 3, out)
+        self.assertEqual(out.count("lock it in (make gate-baseline)"), 2, out)  # not faults
 
     def test_metric_missing_on_either_side_fails(self):
         committed = ratios()
@@ -114,6 +115,32 @@ class GateTest(unittest.TestCase):
         self.assertEqual(status, 0)
         self.assertEqual(out.count("\n"), 1, out)
         self.assertTrue(out.startswith("perf gate: SKIPPED: no mimalloc 3.4.3 in /nonexistent"))
+
+    def test_a_fault_ratio_over_its_limit_is_measured_again(self):
+        config = self.path("gate-config.json")
+        self.write(config, {"build": BUILD, "override": "-", "override_peer": "-"})
+        baseline = self.path("baseline.json")
+        self.write(baseline, {"build": BUILD, "ratios": {"faults.larson": 4.0}})
+        for second, status, calls in [(400, 0, 2), (430, 1, 2), (None, 0, 1)]:
+            series = [([430] * 15, [100] * 15), ([second] * 30, [100] * 30)]
+            if second is None:  # within the limit at once: no second series
+                series = [([410] * 15, [100] * 15)]
+            measured = []
+
+            def fake(cfg, metric, work, factor=1, slow=False):
+                measured.append(factor)
+                return series[len(measured) - 1]
+            real, gate.measure = gate.measure, fake
+            try:
+                got, out = self.gate("--config", config, "--baseline", baseline,
+                                     "--only", "faults.larson")
+            finally:
+                gate.measure = real
+            self.assertEqual((got, len(measured)), (status, calls), out)
+            if calls == 2:  # pooled: 15 runs at 430 and 30 at the second value
+                self.assertEqual(measured, [1, 2])
+                self.assertIn("faults.larson is 4.300, over its limit: measuring it again", out)
+                self.assertIn("(%d..430, 45)" % second, out)
 
     def test_a_failing_program_is_an_error_not_a_pass(self):
         with self.assertRaisesRegex(gate.GateError, "failed \\(exit 3\\)"):
