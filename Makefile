@@ -33,7 +33,7 @@ gate: build
 	$(GATE)
 
 gate-baseline: build
-	$(GATE) --write-baseline bench/gate/baseline.json --runs 9
+	$(GATE) --write-baseline bench/gate/baseline.json
 
 # A long randomized campaign of the differential fuzzer (tests/fuzz/README.md);
 # a new seed each time unless FUZZ_SEED is given. Inputs that fail are saved
