@@ -148,11 +148,21 @@ class GateTest(unittest.TestCase):
         with self.assertRaisesRegex(gate.GateError, "no result within 1 s"):
             gate.run([sys.executable, "-c", "import time; time.sleep(5)"], os.environ, 1)
 
+    def test_huge_pages_off_reaches_the_child_and_is_undone(self):
+        status = [sys.executable, "-c", "print(open('/proc/self/status').read())"]
+        if "THP_enabled:" not in gate.run(status, os.environ, 30)[0]:
+            self.skipTest("this kernel's /proc/self/status has no THP_enabled line")
+        with gate.huge_pages(False):
+            self.assertIn("THP_enabled:\t0", gate.run(status, os.environ, 30)[0])
+        self.assertIn("THP_enabled:\t1", gate.run(status, os.environ, 30)[0])
+
     def test_faults_are_counted_per_child(self):
         touch = "b = bytearray(64 << 20); b[::4096] = b'x' * len(b[::4096])"
-        _, big = gate.run([sys.executable, "-c", touch], os.environ, 30)
-        _, small = gate.run([sys.executable, "-c", "pass"], os.environ, 30)
+        with gate.huge_pages(False):  # even where THP is "always": one fault per 4 KiB page
+            _, big = gate.run([sys.executable, "-c", touch], os.environ, 30)
+            _, small = gate.run([sys.executable, "-c", "pass"], os.environ, 30)
         self.assertGreater(big, small + 16000)  # 64 MiB of 4 KiB pages written
+        self.assertLess(big, small + 17000)
 
 
 if __name__ == "__main__":
