@@ -303,10 +303,11 @@ def measure_all(cfg, metrics, ratios, args):
 
 def write_baseline(path, build, measured):
     ratios = {m: round(ratio_of(s), 4) for m, s in measured.items()}
+    medians = {m: {"nsalloc": round(statistics.median(ours), 2),
+                   PEER: round(statistics.median(theirs), 2)}
+               for m, (ours, theirs) in measured.items()}
     with open(path, "w") as f:
-        json.dump({"regenerate": REGENERATE, "build": build, "ratios": ratios,
-                   "medians": {m: {"nsalloc": round(statistics.median(s[0]), 2),
-                                   PEER: round(statistics.median(s[1]), 2)} for m, s in measured.items()}},
+        json.dump({"regenerate": REGENERATE, "build": build, "ratios": ratios, "medians": medians},
                   f, indent=1, sort_keys=True)
         f.write("\n")
     judge(measured, ratios)
