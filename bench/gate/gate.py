@@ -6,7 +6,7 @@
   gate.py --config GATE_CONFIG --write-baseline FILE
       measure (three times the fault runs) and write the ratios to commit
   gate.py --config GATE_CONFIG --negative-control
-      measure the pair of a deliberately slower build: the gate must fail
+      measure deliberately worse variants of nsalloc: the gate must fail
   gate.py --judge SAVED --baseline FILE
       judge measurements saved by --save again, without measuring
 
@@ -62,6 +62,7 @@ FAULT_PROGRAMS = {
 }
 INSTRUCTION_METRICS = ["pair.module", "pair.override", "live-set.module", "live-set.override"]
 METRICS = INSTRUCTION_METRICS + list(FAULT_PROGRAMS)
+NEGATIVE_CONTROL = ["pair.module", "faults.mstress"]  # what --negative-control measures
 PR_SET_THP_DISABLE = 41  # <linux/prctl.h>; inherited across fork and execve
 
 
@@ -150,15 +151,19 @@ def kernel_instructions(bench, kernel, env, work):
     return totals / ops
 
 
-def measure(cfg, metric, work, fault_runs_factor=1, slow=False):
+def measure(cfg, metric, work, fault_runs_factor=1, worse=False):
     """([nsalloc samples], [mimalloc samples]) of one metric: one sample of
-    an instruction count, the runs of a fault program."""
+    an instruction count, the runs of a fault program. worse measures the
+    negative control's variants of nsalloc instead: the pair module built
+    with the slower TLS model, and the copy giving freed memory back at once
+    (its options, read from BN_OPTIONS: bench-nsalloc's copy has prefix bn_)."""
     plain = child_env({})
+    ours_env = child_env({"BN_OPTIONS": "purge_delay_ms=0"}) if worse else plain
     preload = child_env({"LD_PRELOAD": cfg["override"]})
     preload_peer = child_env({"LD_PRELOAD": cfg["override_peer"]})
     if metric == "pair.module":
         callers = ["fastpath_mallocs", "fastpath_frees"]
-        ours = cfg["pair_module_slow"] if slow else cfg["pair_module"]
+        ours = cfg["pair_module_slow"] if worse else cfg["pair_module"]
         return ([pair_instructions([cfg["pair_driver"], ours], plain, work, callers)],
                 [pair_instructions([cfg["pair_driver"], cfg["pair_module_peer"]], plain, work,
                                    callers)])
@@ -177,7 +182,7 @@ def measure(cfg, metric, work, fault_runs_factor=1, slow=False):
     ours, theirs = [], []
     with huge_pages(thp):
         for _ in range(runs * fault_runs_factor):  # interleaved: both arms see the same machine
-            ours.append(run([cfg["bench_module"]] + args, plain, NATIVE_TIMEOUT)[1])
+            ours.append(run([cfg["bench_module"]] + args, ours_env, NATIVE_TIMEOUT)[1])
             theirs.append(run([cfg["bench_module_peer"]] + args, plain, NATIVE_TIMEOUT)[1])
     return ours, theirs
 
@@ -296,7 +301,7 @@ def measure_all(cfg, metrics, ratios, args):
             if metric in FAULT_PROGRAMS and over_limit(metric, measured[metric], ratios):
                 print("perf gate: %s is %.3f, over its limit: measuring it again before the "
                       "verdict" % (metric, ratio_of(measured[metric])))
-                again = measure(cfg, metric, work, 2)
+                again = measure(cfg, metric, work, 2, args.negative_control)
                 measured[metric] = tuple(a + b for a, b in zip(measured[metric], again))
     return measured
 
@@ -330,7 +335,7 @@ def main(argv):
                     help="comma-separated metrics to measure and judge (default: all)")
     ap.add_argument("--write-baseline", metavar="FILE")
     ap.add_argument("--negative-control", action="store_true",
-                    help="measure the pair of the slower build variant instead")
+                    help="measure worse variants of nsalloc (pair, mstress faults)")
     ap.add_argument("--save", metavar="FILE", help="write the measurements (for --judge)")
     ap.add_argument("--judge", metavar="SAVED", help="judge saved measurements, measure nothing")
     args = ap.parse_args(argv)
@@ -350,7 +355,7 @@ def main(argv):
             baseline = {"build": build, "ratios": {}}
             if not args.write_baseline:
                 baseline = load_baseline(args.baseline)
-            metrics = ["pair.module"] if args.negative_control else selected(args.only)
+            metrics = NEGATIVE_CONTROL if args.negative_control else selected(args.only)
             check_build(baseline, build, args.baseline)
             measured = measure_all(cfg, metrics, baseline["ratios"], args)
             if args.save:
