@@ -53,8 +53,8 @@ BASELINE_RUN_FACTOR = 3  # the committed medians pool three times the runs
 # kernel has at that moment (measured 329 to 10,491 from run to run on a loaded
 # machine); without, every first touch of a 4 KiB page is one fault, and the
 # count is what the allocator decides: which pages it gives back and touches
-# again (185,044..185,760 and 106,757..106,761 in 7 runs). larson and mstress
-# keep THP: there mimalloc's count is its start-up floor, steady to 2%.
+# again (nsalloc 184,777..185,494, mimalloc 106,490..106,493 in 9 runs). larson
+# and mstress keep THP: there mimalloc's count is its start-up floor (113..123).
 FAULT_PROGRAMS = {
     "faults.larson": (["larson", "n=4000000", "threads=2"], 15, True),
     "faults.mstress": (["mstress", "n=2000000", "threads=2"], 15, True),
