@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo bench fuzz check-format format clean
+.PHONY: all deps configure build test demo bench gate gate-baseline fuzz check-format format clean
 
 all: build
 
@@ -24,6 +24,16 @@ demo: build
 
 bench: build
 	cmake -S . -B $(BUILD)-bench -DCMAKE_BUILD_TYPE=Release && cmake --build $(BUILD)-bench -j $(JOBS) --target bench
+
+# The performance gate (docs/performance.md, "The CI gate"): nsalloc against
+# mimalloc 3.4.3 from ../shared/peers on the build of `make test`, judged
+# against bench/gate/baseline.json; gate-baseline rewrites that file.
+GATE = python3 bench/gate/gate.py --config $(BUILD)/bench/gate/gate-config.json
+gate: build
+	$(GATE)
+
+gate-baseline: build
+	$(GATE) --write-baseline bench/gate/baseline.json
 
 # A long randomized campaign of the differential fuzzer (tests/fuzz/README.md);
 # a new seed each time unless FUZZ_SEED is given. Inputs that fail are saved
