@@ -17,6 +17,7 @@ static const struct option_info {
     [NSALLOC_OPTION_FOREIGN_POLICY] = {"foreign_policy", NSALLOC_POLICY_ABORT,
                                        NSALLOC_POLICY_REPORT, NSALLOC_POLICY_ABORT},
     [NSALLOC_OPTION_HUGE_PAGES] = {"huge_pages", 0, 1, 0},
+    [NSALLOC_OPTION_PURGE_THREAD] = {"purge_thread", 0, 1, 1},
 };
 
 static bool option_parse_value(nsalloc_option_t option, const char *text, size_t length,
@@ -91,5 +92,6 @@ int nsalloc_option_set(nsalloc_option_t option, long value) {
       value > option_info[option].max)
     return EINVAL;
   copy.options[option] = value;
+  if (option == NSALLOC_OPTION_PURGE_THREAD && value == 0) purger_stop();
   return 0;
 }
