@@ -380,7 +380,7 @@ typedef struct copy_state_s {
   _Atomic(size_t) abandoned_count;
   segment_t *cache; /* empty segments kept for reuse */
   size_t cache_count;
-  uint64_t cache_taken_ms;       /* when a segment was last taken from the cache */
+  uint64_t cache_used_ms;        /* when a segment was last put in or taken from the cache */
   _Atomic(uint64_t) purge_at_ms; /* earliest purge due in any segment (the purger sleeps until
                                   * then; purger_note); 0: none */
   heap_t *heaps;                 /* live heaps */

@@ -12,7 +12,7 @@ static const struct option_info {
   const char *name;
   long min, max, initial;
 } option_info[NSALLOC_OPTION_COUNT] = {
-    [NSALLOC_OPTION_PURGE_DELAY_MS] = {"purge_delay_ms", -1, LONG_MAX, 100},
+    [NSALLOC_OPTION_PURGE_DELAY_MS] = {"purge_delay_ms", -1, LONG_MAX, 500},
     [NSALLOC_OPTION_SEGMENT_CACHE] = {"segment_cache", 0, NSALLOC_SEGMENT_CACHE_MAX, 256},
     [NSALLOC_OPTION_FOREIGN_POLICY] = {"foreign_policy", NSALLOC_POLICY_ABORT,
                                        NSALLOC_POLICY_REPORT, NSALLOC_POLICY_ABORT},

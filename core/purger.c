@@ -29,10 +29,10 @@
 enum purger_state { PURGER_IDLE, PURGER_STARTING, PURGER_RUNNING, PURGER_FAILED };
 
 static struct {
-  prim_lock_t lock;        /* stop and the waits on `wake` */
-  prim_cond_t wake;        /* a nearer deadline, or stop */
+  prim_lock_t lock; /* stop and the waits on `wake` */
+  prim_cond_t wake; /* a nearer deadline, or stop */
   prim_thread_t thread;
-  _Atomic(int) state;      /* enum purger_state (read unlocked by purger_poll) */
+  _Atomic(int) state; /* enum purger_state (read unlocked by purger_poll) */
   bool stop;
 } purger = {.lock = PRIM_LOCK_INIT, .wake = PRIM_COND_INIT};
 

@@ -109,7 +109,7 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
   segment_t *seg = segment_cache_take(size, alignment, kind);
   if (seg) { /* under the lock: the statistics walk reads headers */
     segment_reuse(seg);
-    copy.cache_taken_ms = prim_clock_ms();
+    copy.cache_used_ms = prim_clock_ms();
   }
   copy_unlock();
   if (seg) return seg;
@@ -190,12 +190,12 @@ static void segment_unmap(segment_t *seg) {
  * mapping: its pages would fault in again anyway, and a purged segment still
  * keeps its header resident (two pages: 512 KiB for the 256 MiB an idle
  * program freed). The cache ages as a whole while it is in use: no cached
- * segment is due before the delay has passed since the last one was taken
- * (copy.cache_taken_ms), so a program that frees and allocates the same
- * bytes round after round takes them back resident however long a round
- * lasts. Lock held. */
+ * segment is due before the delay has passed since one was last put in or
+ * taken out (copy.cache_used_ms), so a program that frees and allocates the
+ * same bytes round after round takes them back resident however long a
+ * round lasts. Lock held. */
 static void segment_cache_expire(bool force, uint64_t now, segment_t **expired) {
-  uint64_t busy_until = copy.cache_taken_ms + (uint64_t)copy.options[NSALLOC_OPTION_PURGE_DELAY_MS];
+  uint64_t busy_until = copy.cache_used_ms + (uint64_t)copy.options[NSALLOC_OPTION_PURGE_DELAY_MS];
   for (segment_t **link = &copy.cache; *link;) {
     segment_t *seg = *link;
     uint64_t due =
@@ -290,6 +290,7 @@ static void segment_release(segment_t *seg) {
     copy.cache = seg;
     copy.cache_count++;
     purger_note(segment_schedule_purge(seg));
+    copy.cache_used_ms = prim_clock_ms();
     segment_cache_trim();
   }
   copy_unlock();
