@@ -183,9 +183,11 @@ static void segment_unmap(segment_t *seg) {
   os_free(seg, seg->size);
 }
 
-/* Take the cached segments whose purge is due (all when forced) off the
- * cache: the normal ones onto *expired, to be unmapped, the huge ones purged
- * in place (segment_huge_fit reuses a larger one's mapping). A normal
+/* Take the cached segments whose purge is due off the cache: the normal ones
+ * onto *expired, to be unmapped, the huge ones purged in place
+ * (segment_huge_fit reuses a larger one's mapping). A forced pass
+ * (collect(true)) purges every cached segment in place: it stays registered
+ * and mapped, as a program that just collected may well allocate again. A normal
  * segment that sat in the cache for the whole purge delay is not worth its
  * mapping: its pages would fault in again anyway, and a purged segment still
  * keeps its header resident (two pages: 512 KiB for the 256 MiB an idle
@@ -203,7 +205,7 @@ static void segment_cache_expire(bool force, uint64_t now, segment_t **expired) 
     if (!force && (!due || now < due)) {
       purger_note(due);
       link = &seg->list_next;
-    } else if (seg->kind == SEGMENT_NORMAL) {
+    } else if (!force && seg->kind == SEGMENT_NORMAL) {
       *link = seg->list_next;
       copy.cache_count--;
       seg->list_next = *expired;
