@@ -469,6 +469,7 @@ static void segment_unlock(segment_t *seg);
 static void purger_note(uint64_t due);
 static bool purger_running(void);
 static void purger_stop(void);
+static void purger_option_set(bool on);
 static void purger_forget(void);
 /* locate.c */
 static enum locate_result locate(const void *p, page_t **page_out);

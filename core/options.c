@@ -92,6 +92,6 @@ int nsalloc_option_set(nsalloc_option_t option, long value) {
       value > option_info[option].max)
     return EINVAL;
   copy.options[option] = value;
-  if (option == NSALLOC_OPTION_PURGE_THREAD && value == 0) purger_stop();
+  if (option == NSALLOC_OPTION_PURGE_THREAD) purger_option_set(value != 0);
   return 0;
 }

@@ -14,8 +14,11 @@
  * (purger_note). copy_shutdown() stops and joins it (nsalloc_shutdown,
  * nsalloc_unload, the module's destructor at dlclose and at exit): no
  * thread runs the module's code once it is unloaded. A fork() child has no
- * such thread: fork_child forgets it and the child starts its own when it
- * has something to purge. It never starts in a copy with a host-supplied
+ * such thread, and starts none by itself: in the child of a multi-threaded
+ * process POSIX allows only async-signal-safe calls until exec, and
+ * ThreadSanitizer kills a child that creates a thread. The child purges from
+ * its own calls (segment_cache_trim bounds its cache again) unless it sets
+ * purge_thread=1, which allows a start again. It never starts in a copy with a host-supplied
  * memory source (os_purge gives nothing back there), with purge_thread=0, or
  * on Windows (prim_thread_start, windows.c).
  *
@@ -26,7 +29,9 @@
  */
 #include "internal.h"
 
-enum purger_state { PURGER_IDLE, PURGER_STARTING, PURGER_RUNNING, PURGER_FAILED };
+/* IDLE: may start. OFF: never starts (it failed to, or this is a fork()
+ * child) until purge_thread is set to 1 again. */
+enum purger_state { PURGER_IDLE, PURGER_STARTING, PURGER_RUNNING, PURGER_OFF };
 
 static struct {
   prim_lock_t lock; /* stop and the waits on `wake` */
@@ -63,7 +68,7 @@ static noinline void purger_start(void) {
   if (!start) return; /* another thread (or this one, re-entered from pthread_create) starts it */
   bool started = prim_thread_start(&purger.thread, purger_main, NULL);
   prim_lock(&purger.lock);
-  relaxed_store(&purger.state, started ? PURGER_RUNNING : PURGER_FAILED);
+  relaxed_store(&purger.state, started ? PURGER_RUNNING : PURGER_OFF);
   prim_unlock(&purger.lock);
 }
 
@@ -115,6 +120,17 @@ static void purger_stop(void) {
   prim_unlock(&purger.lock);
 }
 
+/* purge_thread set: 0 stops the thread; 1 allows a start again. */
+static void purger_option_set(bool on) {
+  if (!on) {
+    purger_stop();
+    return;
+  }
+  prim_lock(&purger.lock);
+  if (relaxed_load(&purger.state) == PURGER_OFF) relaxed_store(&purger.state, PURGER_IDLE);
+  prim_unlock(&purger.lock);
+}
+
 /* fork() child: the thread did not come along, and its lock and condition
  * variable may have been in use by it. */
 static void purger_forget(void) {
@@ -123,5 +139,5 @@ static void purger_forget(void) {
   purger.lock = lock_init;
   purger.wake = cond_init;
   purger.stop = false;
-  relaxed_store(&purger.state, PURGER_IDLE);
+  relaxed_store(&purger.state, PURGER_OFF);
 }
