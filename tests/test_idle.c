@@ -207,17 +207,6 @@ static void test_segment_cache_option(void) {
   CHECK_EQ(unmaps_after_round(256), 0);
 }
 
-/* The threads of this process (/proc/self/status), or -1. */
-static long thread_count(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long threads = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "Threads: %ld", &threads) == 1) break;
-  if (f) fclose(f);
-  return threads;
-}
-
 /* A fork() child starts no purger of its own (the parent had one: it is
  * multi-threaded, and the child may only make async-signal-safe calls), and
  * setting purge_thread=1 there allows one again (the control: the count
@@ -226,17 +215,17 @@ static long thread_count(void) {
 static void test_fork_child_starts_no_purger(void) {
   allocate_round(16 * MIB);
   free_round(0);
-  CHECK_EQ(thread_count(), 2); /* the purger */
+  CHECK_EQ(test_thread_count(), 2); /* the purger */
   pid_t child = fork();
   if (child == 0) {
     allocate_round(16 * MIB);
     free_round(0);
-    int status = thread_count() == 1 ? 0 : 1;
+    int status = test_thread_count() == 1 ? 0 : 1;
     if (!test_instrumented()) {
       nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, 1);
       allocate_round(16 * MIB);
       free_round(0);
-      if (thread_count() != 2) status |= 2;
+      if (test_thread_count() != 2) status |= 2;
     }
     _exit(status);
   }

@@ -153,23 +153,12 @@ static void test_late_frees_after_unload(void) {
   CHECK_EQ(after.in_use_blocks, 0);
 }
 
-/* The threads of this process (/proc/self/status), or -1. */
-static long thread_count(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long threads = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "Threads: %ld", &threads) == 1) break;
-  if (f) fclose(f);
-  return threads;
-}
-
 /* A module's copy starts its purger thread once a free leaves a purge
  * pending, and its destructor at dlclose stops and joins it: the thread
  * count goes up by one while the module is loaded (which shows the count
  * sees the purger) and back down after dlclose. */
 static void test_purger_joined_at_dlclose(void) {
-  long before = thread_count();
+  long before = test_thread_count();
   if (before < 0) {
     fprintf(stderr, "note: no /proc/self/status: purger thread not counted\n");
     return;
@@ -184,9 +173,9 @@ static void test_purger_joined_at_dlclose(void) {
     blocks[i] = copy->malloc(5000);
   for (int i = 0; i < COUNT; i++)
     copy->free(blocks[i]);
-  long loaded = thread_count();
+  long loaded = test_thread_count();
   CHECK_EQ(dlclose(module), 0);
-  long after = thread_count();
+  long after = test_thread_count();
   fprintf(stderr, "threads: %ld before dlopen, %ld with the module, %ld after dlclose\n", before,
           loaded, after);
   CHECK_EQ(loaded, before + 1);
