@@ -8,6 +8,15 @@
 #include <ctype.h>
 #include <stdlib.h>
 
+/* ThreadSanitizer kills a fork() child that starts a thread, and a copy
+ * first used in a child cannot tell it is one: its builds start no purger
+ * unless purge_thread=1 is set (the tests of the purger set it). */
+#if defined(NSALLOC_TSAN)
+#define PURGE_THREAD_DEFAULT 0
+#else
+#define PURGE_THREAD_DEFAULT 1
+#endif
+
 static const struct option_info {
   const char *name;
   long min, max, initial;
@@ -17,7 +26,7 @@ static const struct option_info {
     [NSALLOC_OPTION_FOREIGN_POLICY] = {"foreign_policy", NSALLOC_POLICY_ABORT,
                                        NSALLOC_POLICY_REPORT, NSALLOC_POLICY_ABORT},
     [NSALLOC_OPTION_HUGE_PAGES] = {"huge_pages", 0, 1, 0},
-    [NSALLOC_OPTION_PURGE_THREAD] = {"purge_thread", 0, 1, 1},
+    [NSALLOC_OPTION_PURGE_THREAD] = {"purge_thread", 0, 1, PURGE_THREAD_DEFAULT},
 };
 
 static bool option_parse_value(nsalloc_option_t option, const char *text, size_t length,
