@@ -200,8 +200,9 @@ typedef enum nsalloc_option_e {
   NSALLOC_OPTION_PURGE_THREAD,       /* 1 (default): a thread of the copy, started when a purge is
                                       * first pending, purges what is due while the program does not
                                       * call the copy (not on Windows; a fork() child starts none
-                                      * until this is set to 1 again); 0: stops it, and only the
-                                      * copy's own calls purge */
+                                      * until this is set to 1 again; ThreadSanitizer builds
+                                      * default to 0); 0: stops it, and only the copy's own calls
+                                      * purge */
   NSALLOC_OPTION_COUNT
 } nsalloc_option_t;
 
