@@ -216,7 +216,7 @@ static void test_fork_child_starts_no_purger(void) {
   long before = test_thread_count();
   allocate_round(16 * MIB);
   free_round(0);
-  if (!test_instrumented()) /* sanitizers start threads of their own */
+  if (!test_instrumented())                    /* sanitizers start threads of their own */
     CHECK_EQ(test_thread_count(), before + 1); /* the purger */
   pid_t child = fork();
   if (child == 0) {
