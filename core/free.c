@@ -39,6 +39,7 @@ static inline page_t *live_block_page(const void *p) {
  * Out of line: it keeps the fast path's registers. */
 static noinline void free_local_emptied(page_t *page) {
   page_retire_if_unused(relaxed_load(&segment_of(page)->heap), page);
+  purger_poll();
 }
 
 /* Push onto the local list. Caller: the thread using the page's heap. */
@@ -91,9 +92,10 @@ static noinline void free_checked(void *p, heap_t *local_heap, enum api_op op, v
     foreign_free(op, p, forward_ctx);
   else if (where != LOCATE_OWN)
     invalid_pointer(op, p, where);
-  else if (relaxed_load(&page->kind) == PAGE_HUGE)
+  else if (relaxed_load(&page->kind) == PAGE_HUGE) {
     segment_huge_free(segment_of(page));
-  else
+    purger_poll();
+  } else
     free_block(page, p, local_heap);
 }
 

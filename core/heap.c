@@ -172,9 +172,11 @@ static void heap_purge_due(heap_t *heap, bool force) {
   if (force || (heap->purge_at_ms && now >= heap->purge_at_ms)) {
     heap->purge_at_ms = 0;
     for (segment_t *seg = heap->segments; seg; seg = seg->heap_next) {
+      segment_lock(seg);
       segment_purge(seg, force, now);
-      if (seg->purge_at_ms && (!heap->purge_at_ms || seg->purge_at_ms < heap->purge_at_ms))
-        heap->purge_at_ms = seg->purge_at_ms;
+      uint64_t due = seg->purge_at_ms;
+      segment_unlock(seg);
+      if (due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
     }
   }
   uint64_t copy_due = relaxed_load(&copy.purge_at_ms);
@@ -265,6 +267,7 @@ static noinline void *heap_malloc_slow(size_t size, heap_t *heap, size_t alignme
       heap->owner != (uintptr_t)heap) /* a default heap from before a shutdown */
     copy_thread_join(heap);
   heap_sweep_full_pages(heap, false);
+  purger_poll();
   /* A due purge is looked for (a clock read) on every 64th slow path only. */
   if ((heap->purge_at_ms || relaxed_load(&copy.purge_at_ms)) && (++heap->slow_paths & 63) == 0)
     heap_purge_due(heap, false);

@@ -120,7 +120,11 @@ static void fork_child(void) {
   atomic_store(&copy.forks_pending, 0);
   atomic_store(&copy.exits_inside, (size_t)exit_in_progress);
   if (relaxed_load(&copy.running)) atomic_store(&copy.exits_closed, false);
+  purger_forget();
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next) {
+    /* A thread the child does not have may have held it: what it was
+     * changing belongs to a heap nobody uses again. */
+    atomic_store(&seg->slices_lock, 0);
     size_t index = 1;
     for (page_t *page; seg->kind == SEGMENT_NORMAL && (page = segment_next_page(seg, &index));)
       if (relaxed_load(&page->thread_free) & TF_NOTIFYING) page_notify_owner(page);
@@ -185,6 +189,7 @@ static void copy_thread_join(heap_t *heap) {
  * directly: with several exported copies of one prefix in a process, the
  * public name may resolve to another copy. */
 static void copy_shutdown(void) {
+  purger_stop(); /* before the lock, which the purger may be waiting for */
   copy_lock();
   if (!relaxed_load(&copy.running)) {
     copy_unlock();

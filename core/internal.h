@@ -192,6 +192,8 @@ struct segment_s {
   size_t size;                      /* bytes mapped */
   size_t huge_extent;               /* huge: no byte at or past this offset is resident */
   _Atomic(int) full_page_freed;     /* a remote free hit a page that is off its queue */
+  _Atomic(uint8_t) slices_lock;     /* held to change or purge the free slices of a segment
+                                     * on a heap (segment_lock: the owner against the purger) */
   uint8_t kind;                     /* enum segment_kind */
 };
 
@@ -378,7 +380,9 @@ typedef struct copy_state_s {
   _Atomic(size_t) abandoned_count;
   segment_t *cache; /* empty segments kept for reuse */
   size_t cache_count;
-  _Atomic(uint64_t) purge_at_ms; /* earliest purge due in the cache or abandoned list; 0: none */
+  uint64_t cache_used_ms;        /* when a segment was last put in or taken from the cache */
+  _Atomic(uint64_t) purge_at_ms; /* earliest purge due in any segment (the purger sleeps until
+                                  * then; purger_note); 0: none */
   heap_t *heaps;                 /* live heaps */
   heap_t *free_heaps;            /* recycled heap descriptors (metadata is never unmapped) */
   size_t heap_pool_used;         /* descriptors taken from heap.c's static pool */
@@ -459,6 +463,14 @@ static segment_t *segment_reclaim(void);
 static void segment_purge(segment_t *seg, bool force, uint64_t now);
 static void segment_copy_purge(bool force, uint64_t now);
 static void segment_link_heap(heap_t *heap, segment_t *seg);
+static void segment_lock(segment_t *seg);
+static void segment_unlock(segment_t *seg);
+/* purger.c */
+static void purger_note(uint64_t due);
+static bool purger_running(void);
+static void purger_stop(void);
+static void purger_option_set(bool on);
+static void purger_forget(void);
 /* locate.c */
 static enum locate_result locate(const void *p, page_t **page_out);
 static size_t page_usable_size(const page_t *page);

@@ -8,15 +8,25 @@
 #include <ctype.h>
 #include <stdlib.h>
 
+/* ThreadSanitizer kills a fork() child that starts a thread, and a copy
+ * first used in a child cannot tell it is one: its builds start no purger
+ * unless purge_thread=1 is set (the tests of the purger set it). */
+#if defined(NSALLOC_TSAN)
+#define PURGE_THREAD_DEFAULT 0
+#else
+#define PURGE_THREAD_DEFAULT 1
+#endif
+
 static const struct option_info {
   const char *name;
   long min, max, initial;
 } option_info[NSALLOC_OPTION_COUNT] = {
-    [NSALLOC_OPTION_PURGE_DELAY_MS] = {"purge_delay_ms", -1, LONG_MAX, 100},
+    [NSALLOC_OPTION_PURGE_DELAY_MS] = {"purge_delay_ms", -1, LONG_MAX, 500},
     [NSALLOC_OPTION_SEGMENT_CACHE] = {"segment_cache", 0, NSALLOC_SEGMENT_CACHE_MAX, 256},
     [NSALLOC_OPTION_FOREIGN_POLICY] = {"foreign_policy", NSALLOC_POLICY_ABORT,
                                        NSALLOC_POLICY_REPORT, NSALLOC_POLICY_ABORT},
     [NSALLOC_OPTION_HUGE_PAGES] = {"huge_pages", 0, 1, 0},
+    [NSALLOC_OPTION_PURGE_THREAD] = {"purge_thread", 0, 1, PURGE_THREAD_DEFAULT},
 };
 
 static bool option_parse_value(nsalloc_option_t option, const char *text, size_t length,
@@ -91,5 +101,6 @@ int nsalloc_option_set(nsalloc_option_t option, long value) {
       value > option_info[option].max)
     return EINVAL;
   copy.options[option] = value;
+  if (option == NSALLOC_OPTION_PURGE_THREAD) purger_option_set(value != 0);
   return 0;
 }

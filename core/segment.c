@@ -12,6 +12,29 @@
 
 #define HEADER_BYTES align_up(sizeof(segment_t), OS_PAGE)
 
+/* How long the purger waits before it tries again a segment whose owner was
+ * changing its slices. */
+#define PURGE_RETRY_MS 10
+
+/* The slices lock. A normal segment on a heap has two writers of its slice
+ * state (free_slices, decommitted, purge_at_ms): the owner, which claims and
+ * frees slices, and whoever purges its free slices - the owner itself, or
+ * another thread in segment_copy_purge (the purger). Each holds the lock
+ * while it reads and changes them, so no slice is purged between the
+ * owner's claim and its first write. Held for a few instructions (or one
+ * purge's madvise calls); the owner spins, the purger only tries. Segments
+ * on no heap (cached, abandoned) are the copy's, under its lock. */
+static void segment_lock(segment_t *seg) {
+  while (atomic_exchange_explicit(&seg->slices_lock, 1, memory_order_acquire))
+    prim_yield();
+}
+static bool segment_trylock(segment_t *seg) {
+  return !atomic_exchange_explicit(&seg->slices_lock, 1, memory_order_acquire);
+}
+static void segment_unlock(segment_t *seg) {
+  atomic_store_explicit(&seg->slices_lock, 0, memory_order_release);
+}
+
 /* Bytes covered by `mask` slices. A huge segment's body is one unit (bit 1)
  * that ends at huge_extent: a reused segment's tail past the block it now
  * holds was purged (segment_huge_fit). */
@@ -84,7 +107,10 @@ static segment_t *segment_cache_take(size_t size, size_t alignment, enum segment
 static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kind kind) {
   copy_lock();
   segment_t *seg = segment_cache_take(size, alignment, kind);
-  if (seg) segment_reuse(seg); /* under the lock: the statistics walk reads headers */
+  if (seg) { /* under the lock: the statistics walk reads headers */
+    segment_reuse(seg);
+    copy.cache_used_ms = prim_clock_ms();
+  }
   copy_unlock();
   if (seg) return seg;
   seg = os_alloc_aligned(size, alignment);
@@ -102,7 +128,9 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
   return seg;
 }
 
-/* Return the resident free slices to the OS (force: now; else when due). */
+/* Return the resident free slices to the OS (force: now; else when due).
+ * Caller: holds the segment's slices lock, or the copy's lock for a segment
+ * on no heap. */
 static void segment_purge(segment_t *seg, bool force, uint64_t now) {
   uint64_t dirty = seg->free_slices & ~seg->decommitted;
   if (!dirty || (!force && (seg->purge_at_ms == 0 || now < seg->purge_at_ms))) return;
@@ -155,37 +183,85 @@ static void segment_unmap(segment_t *seg) {
   os_free(seg, seg->size);
 }
 
-/* Make `due` (a purge deadline, 0: none) count in the copy's earliest one,
- * which the slow paths and the purger watch. Lock held. */
-static void copy_note_purge(uint64_t due) {
-  uint64_t at = relaxed_load(&copy.purge_at_ms);
-  if (due && (!at || due < at)) relaxed_store(&copy.purge_at_ms, due);
+/* Take the cached segments whose purge is due off the cache: the normal ones
+ * onto *expired, to be unmapped, the huge ones purged in place
+ * (segment_huge_fit reuses a larger one's mapping). A forced pass
+ * (collect(true)) purges every cached segment in place: it stays registered
+ * and mapped, as a program that just collected may well allocate again. A normal
+ * segment that sat in the cache for the whole purge delay is not worth its
+ * mapping: its pages would fault in again anyway, and a purged segment still
+ * keeps its header resident (two pages: 512 KiB for the 256 MiB an idle
+ * program freed). The cache ages as a whole while it is in use: no cached
+ * segment is due before the delay has passed since one was last put in or
+ * taken out (copy.cache_used_ms), so a program that frees and allocates the
+ * same bytes round after round takes them back resident however long a
+ * round lasts. Lock held. */
+static void segment_cache_expire(bool force, uint64_t now, segment_t **expired) {
+  uint64_t busy_until = copy.cache_used_ms + (uint64_t)copy.options[NSALLOC_OPTION_PURGE_DELAY_MS];
+  for (segment_t **link = &copy.cache; *link;) {
+    segment_t *seg = *link;
+    uint64_t due =
+        seg->purge_at_ms && busy_until > seg->purge_at_ms ? busy_until : seg->purge_at_ms;
+    if (!force && (!due || now < due)) {
+      purger_note(due);
+      link = &seg->list_next;
+    } else if (!force && seg->kind == SEGMENT_NORMAL) {
+      *link = seg->list_next;
+      copy.cache_count--;
+      seg->list_next = *expired;
+      *expired = seg;
+    } else {
+      segment_purge(seg, true, now);
+      link = &seg->list_next;
+    }
+  }
 }
 
-/* Purge the free slices of cached and abandoned segments that are due (all
- * of them when forced). Nobody owns these segments, so any thread may, under
- * the lock. A purged cached segment keeps its mapping: it costs address
- * space, not memory. */
+/* Purge the free slices of every segment that are due (all of them when
+ * forced) and recompute the copy's earliest deadline: the cached
+ * (segment_cache_expire) and abandoned segments, which nobody owns, under
+ * the copy's lock, and the normal segments of every heap under their slices
+ * lock (a segment whose owner holds it is tried again shortly). The
+ * purger's pass, and any thread's slow path once the copy's deadline
+ * passed. Walking copy.segments under the lock is safe: a segment leaves it
+ * (segment_unmap) under the lock before it is unmapped. */
 static void segment_copy_purge(bool force, uint64_t now) {
+  segment_t *expired = NULL;
   copy_lock();
   relaxed_store(&copy.purge_at_ms, 0);
-  for (int list = 0; list < 2; list++)
-    for (segment_t *seg = list ? copy.abandoned : copy.cache; seg; seg = seg->list_next) {
-      segment_purge(seg, force, now);
-      copy_note_purge(seg->purge_at_ms);
+  segment_cache_expire(force, now, &expired);
+  for (segment_t *seg = copy.abandoned; seg; seg = seg->list_next) {
+    segment_purge(seg, force, now);
+    purger_note(seg->purge_at_ms);
+  }
+  for (segment_t *seg = copy.segments; seg; seg = seg->copy_next) {
+    if (seg->kind != SEGMENT_NORMAL || !relaxed_load(&seg->heap)) continue;
+    if (!segment_trylock(seg)) {
+      purger_note(now + PURGE_RETRY_MS);
+      continue;
     }
+    segment_purge(seg, force, now);
+    purger_note(seg->purge_at_ms);
+    segment_unlock(seg);
+  }
   copy_unlock();
+  while (expired) {
+    segment_t *next = expired->list_next;
+    segment_unmap(expired);
+    expired = next;
+  }
 }
 
-/* Cached segments stay resident, newest first, up to a budget of one segment
- * plus a quarter of the bytes in use; older ones are purged at once. Nothing
- * runs while a program is idle, so this bound, not the purge delay, is what
- * a program that frees its memory and then sleeps keeps resident; and it
- * grows with the live set, so a busy program's churn of whole segments (a
- * huge block replaced, threads handing memory on) reuses resident pages.
- * Lock held. */
+/* Without a purger thread (purge_thread=0, Windows, a failed start) nothing
+ * runs while a program is idle, so cached segments stay resident, newest
+ * first, only up to a budget of one segment plus a quarter of the bytes in
+ * use, and older ones are purged at once: that budget is what a program that
+ * frees its memory and then sleeps keeps resident. It grows with the live
+ * set, so a busy program's churn of whole segments (a huge block replaced,
+ * threads handing memory on) reuses resident pages. With the purger, cached
+ * segments age for the purge delay like every free slice. Lock held. */
 static void segment_cache_trim(void) {
-  if (copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0) return;
+  if (copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0 || purger_running()) return;
   size_t budget = SEGMENT_SIZE + relaxed_load(&copy.page_bytes) / 4, resident = 0;
   for (segment_t *seg = copy.cache; seg; seg = seg->list_next) {
     resident += slices_bytes(seg, ~seg->decommitted & SLICES_ALL);
@@ -198,18 +274,25 @@ static void segment_cache_trim(void) {
  * still recognised as this copy's (and reported as not allocated). Its pages
  * stay resident until the purge delay, like any free slice: a program that
  * empties and refills segments (a huge malloc/free pair, a burst of small
- * blocks, threads that come and go) takes them back without new faults. */
+ * blocks, threads that come and go) takes them back without new faults.
+ * Past segment_cache segments are unmapped, except with purge_delay_ms=-1,
+ * which promises that nothing freed is ever given back. */
 static void segment_release(segment_t *seg) {
+  segment_lock(seg);
   relaxed_store(&seg->heap, NULL);
   seg->free_slices = SLICES_ALL;
+  segment_unlock(seg);
   copy_lock();
-  bool cache = !relaxed_load(&copy.shut_down) &&
-               copy.cache_count < (size_t)copy.options[NSALLOC_OPTION_SEGMENT_CACHE];
+  bool never_purge = copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0;
+  bool cache =
+      !relaxed_load(&copy.shut_down) &&
+      (never_purge || copy.cache_count < (size_t)copy.options[NSALLOC_OPTION_SEGMENT_CACHE]);
   if (cache) {
     seg->list_next = copy.cache;
     copy.cache = seg;
     copy.cache_count++;
-    copy_note_purge(segment_schedule_purge(seg));
+    purger_note(segment_schedule_purge(seg));
+    copy.cache_used_ms = prim_clock_ms();
     segment_cache_trim();
   }
   copy_unlock();
@@ -219,6 +302,9 @@ static void segment_release(segment_t *seg) {
 /* Segments with free slices go to the front, full ones to the back, so the
  * search for free slices stops at the first full segment. */
 static void segment_link_heap(heap_t *heap, segment_t *seg) {
+  /* Read before the segment is on a heap, where the purger may write it
+   * (or under the slices lock: segment_take_slices, segment_page_free). */
+  uint64_t due = seg->purge_at_ms;
   relaxed_store(&seg->heap, heap);
   seg->heap_prev = seg->heap_next = NULL;
   if (!heap->segments) {
@@ -234,8 +320,7 @@ static void segment_link_heap(heap_t *heap, segment_t *seg) {
     last->heap_next = seg;
     seg->heap_prev = last;
   }
-  if (seg->purge_at_ms && (!heap->purge_at_ms || seg->purge_at_ms < heap->purge_at_ms))
-    heap->purge_at_ms = seg->purge_at_ms;
+  if (due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
 }
 
 static void segment_unlink_heap(heap_t *heap, segment_t *seg) {
@@ -261,6 +346,7 @@ static size_t find_free_run(uint64_t free_slices, size_t count, size_t align) {
 static bool segment_take_slices(heap_t *heap, segment_t *seg, page_t *page, size_t index,
                                 size_t count) {
   uint64_t mask = slice_mask(index, count);
+  segment_lock(seg);
   bool untouched = PRIM_PURGE_ZEROES && (seg->decommitted & mask) == mask;
   seg->free_slices &= ~mask;
   stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted & mask));
@@ -269,6 +355,7 @@ static bool segment_take_slices(heap_t *heap, segment_t *seg, page_t *page, size
     segment_unlink_heap(heap, seg);
     segment_link_heap(heap, seg);
   }
+  segment_unlock(seg);
   for (size_t i = index; i < index + count; i++)
     seg->page_of[i] = page;
   stats_page_bytes((ptrdiff_t)(count << SLICE_SHIFT));
@@ -338,19 +425,26 @@ static bool segment_page_free(heap_t *heap, page_t *page) {
     seg->page_of[i] = &unused_page;
   relaxed_store(&page->kind, 0);
   relaxed_store(&page->owner, 0);
-  seg->free_slices |= slice_mask(page->slice_index, count);
   stats_page_bytes(-(ptrdiff_t)(count << SLICE_SHIFT));
-  if (seg->free_slices == SLICES_ALL) {
+  segment_lock(seg);
+  seg->free_slices |= slice_mask(page->slice_index, count);
+  bool empty = seg->free_slices == SLICES_ALL;
+  uint64_t due = 0;
+  if (!empty) {
+    if (was_full && heap->segments != seg) { /* has room again: move to the front */
+      segment_unlink_heap(heap, seg);
+      segment_link_heap(heap, seg);
+    }
+    due = segment_schedule_purge(seg);
+  }
+  segment_unlock(seg);
+  if (empty) {
     segment_unlink_heap(heap, seg);
     segment_release(seg);
     return true;
   }
-  if (was_full && heap->segments != seg) { /* has room again: move to the front */
-    segment_unlink_heap(heap, seg);
-    segment_link_heap(heap, seg);
-  }
-  uint64_t due = segment_schedule_purge(seg);
   if (due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
+  purger_note(due);
   return false;
 }
 
@@ -458,7 +552,7 @@ static void segment_abandon(segment_t *seg) {
   seg->list_next = copy.abandoned;
   copy.abandoned = seg;
   atomic_fetch_add(&copy.abandoned_count, 1);
-  copy_note_purge(segment_schedule_purge(seg));
+  purger_note(segment_schedule_purge(seg));
   copy_unlock();
 }
 

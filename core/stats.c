@@ -68,8 +68,10 @@ void nsalloc_heap_stats(const nsalloc_heap_t *heap, nsalloc_stats_t *out) {
   if (heap == &empty_heap) return;
   for (segment_t *seg = heap->segments; seg; seg = seg->heap_next) {
     out->page_bytes += stats_add_segment(out, seg);
+    segment_lock(seg); /* the purger may be purging its free slices */
     out->committed_bytes += (size_t)__builtin_popcountll(~seg->decommitted & SLICES_ALL)
                             << SLICE_SHIFT;
+    segment_unlock(seg);
     out->reserved_bytes += seg->size;
   }
   copy_lock();

@@ -181,3 +181,12 @@ size_t test_scale(size_t n) {
 bool test_instrumented(void) {
   return slowdown() > 1;
 }
+long test_thread_count(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long threads = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "Threads: %ld", &threads) == 1) break;
+  if (f) fclose(f);
+  return threads;
+}

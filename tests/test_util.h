@@ -74,6 +74,8 @@ size_t test_scale(size_t n);
 /* Under valgrind or a sanitizer, whose own bookkeeping shows in the process's
  * memory figures. */
 bool test_instrumented(void);
+/* The threads of this process (/proc/self/status), or -1 where unknown. */
+long test_thread_count(void);
 /* Under valgrind, which runs one thread at a time: races need real overlap. */
 bool test_threads_serialised(void);
 

@@ -37,6 +37,14 @@
  *   - prim_yield(): give the CPU to another thread (a short spin wait).
  *   - prim_at_exit(): a handler run at process exit, or when the module
  *     holding the copy is unloaded, whichever comes first.
+ *   - prim_thread_start(thread, main, arg): run main(arg) on a new thread
+ *     with every signal blocked (a host's signals never land on it); false
+ *     when no thread was started. `thread` must outlive the thread.
+ *     prim_thread_join() waits for it to return.
+ *   - prim_cond_t, PRIM_COND_INIT: a static-initialisable condition
+ *     variable. prim_cond_wait_ms(cond, lock, ms) waits, `lock` held, until
+ *     woken or about `ms` ms passed (PRIM_WAIT_FOREVER: no limit), spurious
+ *     wake-ups included; prim_cond_wake() wakes one waiter.
  *
  * Looking at other modules (slow paths only)
  *   - prim_read_safely(address, out, size): copy `size` bytes at `address`
@@ -75,7 +83,12 @@
 typedef SRWLOCK prim_lock_t;
 typedef INIT_ONCE prim_once_t;
 typedef DWORD prim_key_t; /* an FLS index */
+typedef CONDITION_VARIABLE prim_cond_t;
+typedef struct prim_thread_s {
+  HANDLE handle;
+} prim_thread_t;
 #define PRIM_LOCK_INIT          SRWLOCK_INIT
+#define PRIM_COND_INIT          CONDITION_VARIABLE_INIT
 #define PRIM_ONCE_INIT          INIT_ONCE_STATIC_INIT
 #define PRIM_MODULE_CONSTRUCTOR __attribute__((constructor)) /* run at DLL_PROCESS_ATTACH */
 #define PRIM_MODULE_DESTRUCTOR  __attribute__((destructor))  /* run at DLL_PROCESS_DETACH */
@@ -84,7 +97,14 @@ typedef DWORD prim_key_t; /* an FLS index */
 typedef pthread_mutex_t prim_lock_t;
 typedef pthread_once_t prim_once_t;
 typedef pthread_key_t prim_key_t;
+typedef pthread_cond_t prim_cond_t;
+typedef struct prim_thread_s {
+  pthread_t handle;
+  void (*main)(void *);
+  void *arg;
+} prim_thread_t;
 #define PRIM_LOCK_INIT          PTHREAD_MUTEX_INITIALIZER
+#define PRIM_COND_INIT          PTHREAD_COND_INITIALIZER
 #define PRIM_ONCE_INIT          PTHREAD_ONCE_INIT
 #define PRIM_MODULE_CONSTRUCTOR __attribute__((constructor))
 #define PRIM_MODULE_DESTRUCTOR  __attribute__((destructor))
@@ -128,6 +148,11 @@ static void prim_key_set(prim_key_t key, void *value);
 static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 static void prim_yield(void);
 static void prim_at_exit(void (*handler)(void));
+static bool prim_thread_start(prim_thread_t *thread, void (*main)(void *), void *arg);
+static void prim_thread_join(prim_thread_t *thread);
+#define PRIM_WAIT_FOREVER UINT64_MAX
+static void prim_cond_wait_ms(prim_cond_t *cond, prim_lock_t *lock, uint64_t ms);
+static void prim_cond_wake(prim_cond_t *cond);
 /* looking at other modules */
 static bool prim_read_safely(const void *address, void *out, size_t size);
 static bool prim_module_name(const void *address, char *out, size_t size);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -140,6 +141,46 @@ static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*chil
 }
 static void prim_yield(void) {
   sched_yield();
+}
+
+static void *prim_thread_trampoline(void *thread) {
+  ((prim_thread_t *)thread)->main(((prim_thread_t *)thread)->arg);
+  return NULL;
+}
+/* The new thread inherits the signal mask in force at pthread_create: all
+ * blocked, so a host's signal (SIGINT to Python, SIGCHLD to a Lua program)
+ * is delivered to one of its own threads. */
+static bool prim_thread_start(prim_thread_t *thread, void (*main)(void *), void *arg) {
+  thread->main = main;
+  thread->arg = arg;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  bool started = pthread_create(&thread->handle, NULL, prim_thread_trampoline, thread) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return started;
+}
+static void prim_thread_join(prim_thread_t *thread) {
+  pthread_join(thread->handle, NULL);
+}
+
+/* PTHREAD_COND_INITIALIZER waits on the realtime clock (a monotonic one
+ * needs a run-time attribute): a clock step only lengthens or shortens one
+ * wait, and every caller re-checks its own deadline on the monotonic clock. */
+static void prim_cond_wait_ms(prim_cond_t *cond, prim_lock_t *lock, uint64_t ms) {
+  if (ms == PRIM_WAIT_FOREVER) {
+    pthread_cond_wait(cond, lock);
+    return;
+  }
+  struct timespec at;
+  clock_gettime(CLOCK_REALTIME, &at);
+  uint64_t ns = (uint64_t)at.tv_nsec + (ms % 1000u) * 1000000u;
+  at.tv_sec += (time_t)(ms / 1000u + ns / 1000000000u);
+  at.tv_nsec = (long)(ns % 1000000000u);
+  pthread_cond_timedwait(cond, lock, &at);
+}
+static void prim_cond_wake(prim_cond_t *cond) {
+  pthread_cond_signal(cond);
 }
 
 #if defined(__ELF__)

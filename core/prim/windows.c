@@ -140,6 +140,24 @@ static void prim_at_exit(void (*handler)(void)) {
   atexit(handler); /* mingw: a DLL's handlers run when it is unloaded, or at exit */
 }
 
+/* No background thread on Windows: a DLL's copy would have to join it at
+ * DLL_PROCESS_DETACH, under the loader lock, which the exiting thread needs
+ * for its own DLL_THREAD_DETACH: a deadlock. The purger never starts
+ * (docs/windows.md); the condition variable is still real. */
+static bool prim_thread_start(prim_thread_t *thread, void (*main)(void *), void *arg) {
+  (void)thread, (void)main, (void)arg;
+  return false;
+}
+static void prim_thread_join(prim_thread_t *thread) {
+  (void)thread;
+}
+static void prim_cond_wait_ms(prim_cond_t *cond, prim_lock_t *lock, uint64_t ms) {
+  SleepConditionVariableSRW(cond, lock, ms >= INFINITE ? INFINITE : (DWORD)ms, 0);
+}
+static void prim_cond_wake(prim_cond_t *cond) {
+  WakeConditionVariable(cond);
+}
+
 /* ---- looking at other modules ----------------------------------------------- */
 
 /* ReadProcessMemory on the process itself fails (ERROR_PARTIAL_COPY,

@@ -187,15 +187,22 @@ NSALLOC_API void nsalloc_collect(bool force);
 /* ---- options ------------------------------------------------------------ */
 /* Read once from the environment variable <PREFIX>OPTIONS (prefix upper-cased,
  * e.g. NSALLOC_OPTIONS), as "name=value,name=value" with the names
- * purge_delay_ms, segment_cache, foreign_policy (abort|report) and huge_pages. */
+ * purge_delay_ms, segment_cache, foreign_policy (abort|report), huge_pages and
+ * purge_thread. */
 typedef enum nsalloc_option_e {
   NSALLOC_OPTION_PURGE_DELAY_MS = 0, /* ms a segment's free pages stay resident after its last
-                                      * free (default 100); 0 at once; -1 never */
+                                      * free (default 500); 0 at once; -1 never */
   NSALLOC_OPTION_SEGMENT_CACHE,      /* empty segments kept mapped for reuse (count, default 256,
                                       * 0 to NSALLOC_SEGMENT_CACHE_MAX) */
   NSALLOC_OPTION_FOREIGN_POLICY,     /* an nsalloc_policy_t */
   NSALLOC_OPTION_HUGE_PAGES,         /* 1: back huge blocks with transparent huge pages (Linux;
                                       * default 0: a block touched sparsely would hold 2 MiB units) */
+  NSALLOC_OPTION_PURGE_THREAD,       /* 1 (default): a thread of the copy, started when a purge is
+                                      * first pending, purges what is due while the program does not
+                                      * call the copy (not on Windows; a fork() child starts none
+                                      * until this is set to 1 again; ThreadSanitizer builds
+                                      * default to 0); 0: stops it, and only the copy's own calls
+                                      * purge */
   NSALLOC_OPTION_COUNT
 } nsalloc_option_t;
 

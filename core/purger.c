@@ -1,0 +1,143 @@
+/*
+ * purger.c - the copy's purger thread: gives back the free memory whose
+ * purge delay has passed while the program does not call the copy (sleeps,
+ * waits for input, computes in its own memory). Without it a purge that is
+ * merely due waits for the program's next slow path, which an idle program
+ * never takes.
+ *
+ * Lifetime. The thread starts lazily, the first time a purge is pending
+ * (purger_poll, at points where the calling thread holds no lock of the
+ * copy and its heap is consistent: starting a thread may allocate, from this
+ * very copy when it is the override), so a copy that never frees never has
+ * one. It sleeps on a condition variable until the copy's earliest purge
+ * deadline (copy.purge_at_ms), or until woken when a nearer one appears
+ * (purger_note). copy_shutdown() stops and joins it (nsalloc_shutdown,
+ * nsalloc_unload, the module's destructor at dlclose and at exit): no
+ * thread runs the module's code once it is unloaded. A fork() child has no
+ * such thread, and starts none by itself: in the child of a multi-threaded
+ * process POSIX allows only async-signal-safe calls until exec, and
+ * ThreadSanitizer kills a child that creates a thread. The child purges from
+ * its own calls (segment_cache_trim bounds its cache again) unless it sets
+ * purge_thread=1, which allows a start again. It never starts in a copy with a host-supplied
+ * memory source (os_purge gives nothing back there), with purge_thread=0, or
+ * on Windows (prim_thread_start, windows.c).
+ *
+ * What it purges: the cached and abandoned segments under the copy's lock,
+ * and the free slices of every heap's normal segments under each segment's
+ * slices_lock (segment_copy_purge), so an owner that is claiming slices
+ * never has them purged under its feet.
+ */
+#include "internal.h"
+
+/* IDLE: may start. OFF: never starts (it failed to, or this is a fork()
+ * child) until purge_thread is set to 1 again. */
+enum purger_state { PURGER_IDLE, PURGER_STARTING, PURGER_RUNNING, PURGER_OFF };
+
+static struct {
+  prim_lock_t lock; /* stop and the waits on `wake` */
+  prim_cond_t wake; /* a nearer deadline, or stop */
+  prim_thread_t thread;
+  _Atomic(int) state; /* enum purger_state (read unlocked by purger_poll) */
+  bool stop;
+} purger = {.lock = PRIM_LOCK_INIT, .wake = PRIM_COND_INIT};
+
+static void purger_main(void *unused) {
+  (void)unused;
+  prim_lock(&purger.lock);
+  while (!purger.stop) {
+    uint64_t due = relaxed_load(&copy.purge_at_ms), now = prim_clock_ms();
+    if (due && now >= due) {
+      prim_unlock(&purger.lock);
+      segment_copy_purge(false, now);
+      prim_lock(&purger.lock);
+    } else {
+      prim_cond_wait_ms(&purger.wake, &purger.lock, due ? due - now : PRIM_WAIT_FOREVER);
+    }
+  }
+  prim_unlock(&purger.lock);
+}
+
+static noinline void purger_start(void) {
+  if (!copy.options[NSALLOC_OPTION_PURGE_THREAD] || copy.os_source.alloc ||
+      relaxed_load(&copy.shut_down))
+    return;
+  prim_lock(&purger.lock);
+  bool start = relaxed_load(&purger.state) == PURGER_IDLE;
+  if (start) relaxed_store(&purger.state, PURGER_STARTING);
+  prim_unlock(&purger.lock);
+  if (!start) return; /* another thread (or this one, re-entered from pthread_create) starts it */
+  bool started = prim_thread_start(&purger.thread, purger_main, NULL);
+  prim_lock(&purger.lock);
+  relaxed_store(&purger.state, started ? PURGER_RUNNING : PURGER_OFF);
+  prim_unlock(&purger.lock);
+}
+
+static bool purger_running(void) {
+  return relaxed_load(&purger.state) == PURGER_RUNNING;
+}
+
+/* Start the purger when a purge is pending and it never ran. Call with no
+ * lock of the copy held. */
+static inline void purger_poll(void) {
+  if (unlikely(relaxed_load(&purger.state) == PURGER_IDLE) && relaxed_load(&copy.purge_at_ms))
+    purger_start();
+}
+
+/* Make `due` (a purge deadline, 0: none) count in the copy's earliest one;
+ * wake the purger when that comes nearer. Any thread, any lock held but the
+ * purger's own. */
+static void purger_note(uint64_t due) {
+  uint64_t at = relaxed_load(&copy.purge_at_ms);
+  do {
+    if (!due || (at && at <= due)) return;
+  } while (!atomic_compare_exchange_weak(&copy.purge_at_ms, &at, due));
+  if (relaxed_load(&purger.state) != PURGER_RUNNING) return;
+  prim_lock(&purger.lock);
+  prim_cond_wake(&purger.wake);
+  prim_unlock(&purger.lock);
+}
+
+/* Stop the thread and wait for it to return. Call with no lock of the copy
+ * held: the thread may be waiting for the copy's lock. */
+static void purger_stop(void) {
+  prim_lock(&purger.lock);
+  while (relaxed_load(&purger.state) == PURGER_STARTING) {
+    prim_unlock(&purger.lock);
+    prim_yield();
+    prim_lock(&purger.lock);
+  }
+  bool running = relaxed_load(&purger.state) == PURGER_RUNNING;
+  if (running) {
+    purger.stop = true;
+    prim_cond_wake(&purger.wake);
+  }
+  prim_unlock(&purger.lock);
+  if (!running) return;
+  prim_thread_join(&purger.thread);
+  prim_lock(&purger.lock);
+  purger.stop = false;
+  relaxed_store(&purger.state, PURGER_IDLE);
+  prim_unlock(&purger.lock);
+}
+
+/* purge_thread set: 0 stops the thread; 1 allows a start again. */
+static void purger_option_set(bool on) {
+  if (!on) {
+    purger_stop();
+    return;
+  }
+  prim_lock(&purger.lock);
+  if (relaxed_load(&purger.state) == PURGER_OFF) relaxed_store(&purger.state, PURGER_IDLE);
+  prim_unlock(&purger.lock);
+}
+
+/* fork() child: the thread did not come along, and its lock and condition
+ * variable may have been in use by it. */
+static void purger_forget(void) {
+  static const prim_lock_t lock_init = PRIM_LOCK_INIT;
+  static const prim_cond_t cond_init = PRIM_COND_INIT;
+  purger.lock = lock_init;
+  purger.wake = cond_init;
+  purger.stop = false;
+  relaxed_store(&purger.state, PURGER_OFF);
+}

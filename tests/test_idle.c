@@ -1,0 +1,254 @@
+/*
+ * test_idle.c - the purge policy, measured in the process's own resident set
+ * (/proc/self/statm) and minor faults (getrusage):
+ *   - a program that frees what it allocated and then sleeps, never calling
+ *     the allocator, is back within 1 MiB + 10% of its live bytes of the
+ *     resident set it had before, 1 s after its last free (the purger thread
+ *     does that: nothing else of the copy runs meanwhile);
+ *   - the control: with purge_thread=0 the same program keeps far more;
+ *   - a program that frees and allocates the same bytes again and again
+ *     faults almost nothing in after the first round (freed memory ages for
+ *     the purge delay before it goes back);
+ *   - purge_delay_ms=-1 keeps everything resident, past segment_cache too;
+ *   - segment_cache=0 unmaps every empty segment at once.
+ * Each case runs in its own process (ctest names one per run): a resident
+ * set is a whole-process figure. Under valgrind and the sanitizers, whose
+ * shadow memory is resident too, the scenarios run (the purger races the
+ * program's threads there) but the memory figures are not asserted.
+ */
+#include "nsalloc.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB ((size_t)1 << 20)
+
+static size_t resident_bytes(void) {
+  unsigned long size = 0, resident = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (!f || fscanf(f, "%lu %lu", &size, &resident) != 2) {
+    fprintf(stderr, "cannot read /proc/self/statm\n");
+    test_failures++;
+  }
+  if (f) fclose(f);
+  return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static long minor_faults(void) {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&t, &t) != 0)
+    continue;
+}
+
+/* The blocks of one round: 256 MiB of 32..512-byte blocks. The array lives in
+ * .bss and is written once before any measurement, so it is part of every
+ * baseline. */
+#define ROUND_BYTES ((size_t)256 * MIB)
+static void *blocks[ROUND_BYTES / 200];
+static size_t block_count;
+
+/* Allocate a round (writing every block), returning the bytes asked for. */
+static size_t allocate_round(size_t bytes) {
+  uint64_t seed = 22;
+  size_t total = 0;
+  block_count = 0;
+  while (total < bytes && block_count < sizeof blocks / sizeof blocks[0]) {
+    size_t size = 32 + (size_t)(test_random(&seed) % 31) * 16;
+    void *p = nsalloc_malloc(size);
+    CHECK(p != NULL);
+    if (!p) break;
+    memset(p, 0x5a, size);
+    blocks[block_count++] = p;
+    total += size;
+  }
+  return total;
+}
+
+/* Free the round's blocks from index `first` on. */
+static void free_round(size_t first) {
+  for (size_t i = first; i < block_count; i++)
+    nsalloc_free(blocks[i]);
+  block_count = first;
+}
+
+static size_t round_bytes(void) {
+  return test_scale(ROUND_BYTES);
+}
+
+/* Allocate a round, keep the blocks allocated first up to `kept` bytes (a
+ * long-lived structure built before the churn), free the others, sleep 1 s
+ * without calling the allocator. Returns the resident bytes beyond the
+ * baseline and the kept bytes (0 when the figures mean nothing here). */
+static size_t idle_excess(size_t kept) {
+  memset(blocks, 0, sizeof blocks);
+  size_t baseline = resident_bytes();
+  allocate_round(round_bytes());
+  size_t first_freed = 0, live = 0;
+  uint64_t seed = 22;
+  while (live < kept) /* the same sizes allocate_round drew */
+    live += 32 + (size_t)(test_random(&seed) % 31) * 16, first_freed++;
+  free_round(first_freed);
+  sleep_ms(1000);
+  size_t resident = resident_bytes();
+  size_t excess = resident > baseline + live ? resident - baseline - live : 0;
+  fprintf(stderr, "baseline %zu KiB, live %zu KiB, after 1 s idle %zu KiB: excess %zu KiB\n",
+          baseline >> 10, live >> 10, resident >> 10, excess >> 10);
+  free_round(0);
+  return excess;
+}
+
+static size_t idle_bound(size_t kept) {
+  return MIB + kept / 10;
+}
+
+static void check_idle_bound(size_t kept) {
+  size_t excess = idle_excess(kept);
+  if (test_instrumented()) {
+    fprintf(stderr, "note: instrumented build: resident set not asserted\n");
+    return;
+  }
+  CHECK(excess <= idle_bound(kept));
+}
+
+static void test_idle_all_freed(void) {
+  check_idle_bound(0);
+}
+
+static void test_idle_32mib_kept(void) {
+  check_idle_bound(32 * MIB);
+}
+
+/* The control: without the purger thread nothing gives the freed memory
+ * back while the program sleeps, and the bound fails. */
+static void test_idle_without_purger_fails(void) {
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, 0), 0);
+  size_t excess = idle_excess(0);
+  if (test_instrumented()) return;
+  CHECK(excess > idle_bound(0));
+}
+
+/* Minor faults of each of `count` rounds of allocating and freeing 256 MiB
+ * back to back. */
+static void rounds_faults(long *faults, int count) {
+  for (int round = 0; round < count; round++) {
+    long before = minor_faults();
+    allocate_round(round_bytes());
+    free_round(0);
+    faults[round] = minor_faults() - before;
+  }
+  fprintf(stderr, "minor faults per round: %ld %ld %ld %ld\n", faults[0], faults[1], faults[2],
+          faults[3]);
+}
+
+/* Faults a round may take that are not refaults: the second round's pages
+ * are laid out in other segments than the first's (the cache hands the last
+ * released first), so it writes a few slices the first never touched, about
+ * 860 pages of the 65,536 here; later rounds repeat the second's layout. */
+#define LAYOUT_FAULTS 1300 /* 2% of the round's pages */
+
+/* Four rounds back to back: after the first, the freed memory is still
+ * resident when the next round wants it (the cache ages as a whole while it
+ * is in use, however long a round lasts). */
+static void test_rounds_refault_nothing(void) {
+  long faults[4];
+  rounds_faults(faults, 4);
+  if (test_instrumented()) return;
+  CHECK(faults[1] <= LAYOUT_FAULTS);
+  CHECK(faults[2] + faults[3] <= 64);
+}
+
+/* purge_delay_ms=-1: nothing is given back, not after a second idle, not
+ * past segment_cache (2 segments here), and later rounds fault nothing. */
+static void test_never_purge_keeps_everything(void) {
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, -1), 0);
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_SEGMENT_CACHE, 2), 0);
+  size_t baseline = resident_bytes();
+  allocate_round(round_bytes());
+  free_round(0);
+  sleep_ms(1200);
+  size_t resident = resident_bytes();
+  fprintf(stderr, "resident after idle: %zu KiB over baseline\n", (resident - baseline) >> 10);
+  long faults[4];
+  rounds_faults(faults, 4);
+  if (test_instrumented()) return;
+  CHECK(resident - baseline >= ROUND_BYTES);
+  CHECK(faults[0] <= LAYOUT_FAULTS);
+  CHECK(faults[1] + faults[2] + faults[3] <= 64);
+}
+
+/* segment_cache=0: an emptied segment is unmapped at once (and with the
+ * default of 256 it is kept, the control). 16 MiB take 5 segments; the 3
+ * that hold the last page of some size class stay on the heap (page.c keeps
+ * a bin's only page), the 2 others empty. */
+static size_t unmaps_after_round(long cache) {
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_SEGMENT_CACHE, cache), 0);
+  nsalloc_stats_t before, after;
+  nsalloc_stats(&before);
+  allocate_round(16 * MIB);
+  free_round(0);
+  nsalloc_stats(&after);
+  return (size_t)(after.os_unmaps - before.os_unmaps);
+}
+
+static void test_segment_cache_option(void) {
+  CHECK_EQ(unmaps_after_round(256), 0);
+  CHECK(unmaps_after_round(0) >= 2);
+  CHECK_EQ(unmaps_after_round(256), 0);
+}
+
+/* A fork() child starts no purger of its own (the parent had one: it is
+ * multi-threaded, and the child may only make async-signal-safe calls), and
+ * setting purge_thread=1 there allows one again (the control: the count
+ * sees a purger). ThreadSanitizer kills a child that creates a thread, so
+ * the control runs only in plain builds. */
+static void test_fork_child_starts_no_purger(void) {
+  long before = test_thread_count();
+  allocate_round(16 * MIB);
+  free_round(0);
+  if (!test_instrumented())                    /* sanitizers start threads of their own */
+    CHECK_EQ(test_thread_count(), before + 1); /* the purger */
+  pid_t child = fork();
+  if (child == 0) {
+    long threads = test_thread_count();
+    allocate_round(16 * MIB);
+    free_round(0);
+    int status = test_thread_count() == threads ? 0 : 1;
+    if (!test_instrumented()) {
+      nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, 1);
+      allocate_round(16 * MIB);
+      free_round(0);
+      if (test_thread_count() != threads + 1) status |= 2;
+    }
+    _exit(status);
+  }
+  int status = -1;
+  CHECK(child > 0 && waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK_EQ(WEXITSTATUS(status), 0);
+}
+
+int main(int argc, char **argv) {
+  /* The default everywhere but in ThreadSanitizer builds (options.c). */
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, 1);
+  static const test_case tests[] = {
+      TEST(test_idle_all_freed),
+      TEST(test_idle_32mib_kept),
+      TEST(test_idle_without_purger_fails),
+      TEST(test_rounds_refault_nothing),
+      TEST(test_never_purge_keeps_everything),
+      TEST(test_segment_cache_option),
+      TEST(test_fork_child_starts_no_purger),
+  };
+  return test_main(argc, argv, tests, TEST_COUNT(tests));
+}
