@@ -163,6 +163,11 @@ static void test_purger_joined_at_dlclose(void) {
     fprintf(stderr, "note: no /proc/self/status: purger thread not counted\n");
     return;
   }
+  /* Where dlclose() unloads nothing (musl) an earlier test's load of the
+   * module is still here, options read and purger perhaps running: this
+   * dlopen() then starts no second copy and at most restarts its purger. */
+  void *resident = dlopen(module_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (resident) dlclose(resident);
   /* The default everywhere but in ThreadSanitizer builds (options.c); the
    * module's copy (prefix demo_a_) reads it when it is loaded. */
   setenv("DEMO_A_OPTIONS", "purge_thread=1", 1);
@@ -182,6 +187,11 @@ static void test_purger_joined_at_dlclose(void) {
   long after = test_thread_count();
   fprintf(stderr, "threads: %ld before dlopen, %ld with the module, %ld after dlclose\n", before,
           loaded, after);
+  if (resident) {
+    fprintf(stderr, "note: the module was still loaded (musl): its purger is not counted anew\n");
+    CHECK(loaded == before || loaded == before + 1);
+    return;
+  }
   CHECK_EQ(loaded, before + 1);
   if (test_loader_unloads(module_path))
     CHECK_EQ(after, before);
