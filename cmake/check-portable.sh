@@ -4,8 +4,12 @@
 # strict ISO C11 (-std=c11 -pedantic-errors -Wall -Wextra -Werror) with every
 # compiler found (gcc, clang), and for every cross target whose C library
 # headers are installed (aarch64 Linux through clang --target and
-# /usr/aarch64-linux-gnu; 32-bit i386 and armhf through their Debian cross
-# compilers). Fails on the first diagnostic; says what it skipped.
+# /usr/aarch64-linux-gnu; 32-bit i386, armhf and big-endian MIPS through their
+# Debian cross compilers). On the 32-bit targets the object must call no
+# libatomic function (__atomic_*: a 64-bit atomic that is not lock-free
+# there, which a program linked without -latomic cannot resolve); a control
+# shows that such a call is found. Fails on the first diagnostic; says what
+# it skipped.
 set -eu
 amal=$1
 src=$2
@@ -32,6 +36,31 @@ if command -v clang >/dev/null 2>&1 && [ -d /usr/aarch64-linux-gnu/include ]; th
 else
   echo "strict C11: aarch64 headers (libc6-dev-arm64-cross) not installed, aarch64 skipped"
 fi
-for cc in i686-linux-gnu-gcc arm-linux-gnueabihf-gcc; do
-  if command -v $cc >/dev/null 2>&1; then compile "$cc (32-bit)" $cc; else echo "strict C11: $cc not installed, skipped"; fi
+# The undefined libatomic functions an object calls (none: empty).
+libatomic_calls() { # compiler object
+  "${1%gcc}nm" -u "$2" | awk '$2 ~ /^__atomic_/ {print $2}'
+}
+
+printf '#include <stdatomic.h>\n_Atomic(unsigned long long) wide;\nunsigned long long read_wide(void) { return atomic_load(&wide); }\n' \
+  >"$out/wide_atomic.c"
+for cc in i686-linux-gnu-gcc arm-linux-gnueabihf-gcc mips-linux-gnu-gcc; do
+  if ! command -v $cc >/dev/null 2>&1; then
+    echo "strict C11: $cc not installed, skipped"
+    continue
+  fi
+  compile "$cc (32-bit)" $cc
+  calls=$(libatomic_calls $cc "$out/nsalloc.o")
+  if [ -n "$calls" ]; then
+    echo "strict C11: $cc: the amalgamation calls libatomic: $calls" >&2
+    exit 1
+  fi
+  $cc $flags "$out/wide_atomic.c" -o "$out/wide_atomic.o"
+  echo "libatomic: none called ($cc; a 64-bit atomic here calls: $(libatomic_calls $cc "$out/wide_atomic.o" | tr '\n' ' '))"
 done
+# The control: where 64-bit atomics are not lock-free the check above must
+# see the call they compile to.
+if command -v mips-linux-gnu-gcc >/dev/null 2>&1 &&
+  [ -z "$(libatomic_calls mips-linux-gnu-gcc "$out/wide_atomic.o")" ]; then
+  echo "strict C11: control failed: no libatomic call found for a 64-bit atomic on MIPS" >&2
+  exit 1
+fi

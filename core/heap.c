@@ -179,8 +179,7 @@ static void heap_purge_due(heap_t *heap, bool force) {
       if (due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
     }
   }
-  uint64_t copy_due = relaxed_load(&copy.purge_at_ms);
-  if (force || (copy_due && now >= copy_due)) segment_copy_purge(force, now);
+  if (force || purger_hint_wait(now) == 0) segment_copy_purge(force, now);
 }
 
 /* Thread exit: return what is free, hand the rest to the copy. Runs as the
@@ -269,7 +268,7 @@ static noinline void *heap_malloc_slow(size_t size, heap_t *heap, size_t alignme
   heap_sweep_full_pages(heap, false);
   purger_poll();
   /* A due purge is looked for (a clock read) on every 64th slow path only. */
-  if ((heap->purge_at_ms || relaxed_load(&copy.purge_at_ms)) && (++heap->slow_paths & 63) == 0)
+  if ((heap->purge_at_ms || relaxed_load(&copy.purge_hint)) && (++heap->slow_paths & 63) == 0)
     heap_purge_due(heap, false);
   size_t bin = BIN_COUNT;
   if (alignment <= MIN_ALIGN) {

@@ -380,12 +380,11 @@ typedef struct copy_state_s {
   _Atomic(size_t) abandoned_count;
   segment_t *cache; /* empty segments kept for reuse */
   size_t cache_count;
-  uint64_t cache_used_ms;        /* when a segment was last put in or taken from the cache */
-  _Atomic(uint64_t) purge_at_ms; /* earliest purge due in any segment (the purger sleeps until
-                                  * then; purger_note); 0: none */
-  heap_t *heaps;                 /* live heaps */
-  heap_t *free_heaps;            /* recycled heap descriptors (metadata is never unmapped) */
-  size_t heap_pool_used;         /* descriptors taken from heap.c's static pool */
+  uint64_t cache_used_ms;       /* when a segment was last put in or taken from the cache */
+  _Atomic(uint32_t) purge_hint; /* no purge is due in any segment before this (purger.c); 0: none */
+  heap_t *heaps;                /* live heaps */
+  heap_t *free_heaps;           /* recycled heap descriptors (metadata is never unmapped) */
+  size_t heap_pool_used;        /* descriptors taken from heap.c's static pool */
   uint8_t *meta_bump, *meta_end; /* mmap'd descriptor chunk beyond the pool */
   long options[NSALLOC_OPTION_COUNT];
   nsalloc_forward_t forward;
@@ -467,6 +466,7 @@ static void segment_lock(segment_t *seg);
 static void segment_unlock(segment_t *seg);
 /* purger.c */
 static void purger_note(uint64_t due);
+static uint64_t purger_hint_wait(uint64_t now);
 static bool purger_running(void);
 static void purger_stop(void);
 static void purger_option_set(bool on);

@@ -10,7 +10,7 @@
  * copy and its heap is consistent: starting a thread may allocate, from this
  * very copy when it is the override), so a copy that never frees never has
  * one. It sleeps on a condition variable until the copy's earliest purge
- * deadline (copy.purge_at_ms), or until woken when a nearer one appears
+ * deadline (copy.purge_hint, below), or until woken when a nearer one appears
  * (purger_note). copy_shutdown() stops and joins it (nsalloc_shutdown,
  * nsalloc_unload, the module's destructor at dlclose and at exit): no
  * thread runs the module's code once it is unloaded. A fork() child has no
@@ -41,17 +41,41 @@ static struct {
   bool stop;
 } purger = {.lock = PRIM_LOCK_INIT, .wake = PRIM_COND_INIT};
 
+/* The copy's earliest purge deadline is a wake hint: prim_clock_ms() modulo
+ * 2^32 (0 stands for none), so that it is a lock-free atomic on every target
+ * (a 64-bit one takes libatomic calls on 32-bit MIPS or PowerPC). Hints are
+ * compared as signed differences, which is exact while they lie within 2^31
+ * ms of the clock; purger_note therefore never sets one more than
+ * PURGE_HINT_HORIZON_MS ahead. A hint earlier than the true deadline costs a
+ * pass that finds nothing due, and segment_copy_purge sets the next one from
+ * the segments' own 64-bit deadlines. */
+#define PURGE_HINT_HORIZON_MS ((uint64_t)1 << 30) /* 12.4 days */
+
+static uint32_t purge_hint_of(uint64_t ms) {
+  uint32_t hint = (uint32_t)ms;
+  return hint ? hint : 1; /* 0 means none: a millisecond late instead */
+}
+
+/* Milliseconds until the hinted purge is due: 0 when it is, PRIM_WAIT_FOREVER
+ * when there is none. */
+static uint64_t purger_hint_wait(uint64_t now) {
+  uint32_t hint = relaxed_load(&copy.purge_hint);
+  if (!hint) return PRIM_WAIT_FOREVER;
+  int32_t ahead = (int32_t)(hint - (uint32_t)now);
+  return ahead > 0 ? (uint64_t)ahead : 0;
+}
+
 static void purger_main(void *unused) {
   (void)unused;
   prim_lock(&purger.lock);
   while (!purger.stop) {
-    uint64_t due = relaxed_load(&copy.purge_at_ms), now = prim_clock_ms();
-    if (due && now >= due) {
+    uint64_t now = prim_clock_ms(), wait = purger_hint_wait(now);
+    if (wait == 0) {
       prim_unlock(&purger.lock);
       segment_copy_purge(false, now);
       prim_lock(&purger.lock);
     } else {
-      prim_cond_wait_ms(&purger.wake, &purger.lock, due ? due - now : PRIM_WAIT_FOREVER);
+      prim_cond_wait_ms(&purger.wake, &purger.lock, wait);
     }
   }
   prim_unlock(&purger.lock);
@@ -79,7 +103,7 @@ static bool purger_running(void) {
 /* Start the purger when a purge is pending and it never ran. Call with no
  * lock of the copy held. */
 static inline void purger_poll(void) {
-  if (unlikely(relaxed_load(&purger.state) == PURGER_IDLE) && relaxed_load(&copy.purge_at_ms))
+  if (unlikely(relaxed_load(&purger.state) == PURGER_IDLE) && relaxed_load(&copy.purge_hint))
     purger_start();
 }
 
@@ -87,10 +111,13 @@ static inline void purger_poll(void) {
  * wake the purger when that comes nearer. Any thread, any lock held but the
  * purger's own. */
 static void purger_note(uint64_t due) {
-  uint64_t at = relaxed_load(&copy.purge_at_ms);
+  if (!due) return;
+  uint64_t horizon = prim_clock_ms() + PURGE_HINT_HORIZON_MS;
+  uint32_t hint = purge_hint_of(due < horizon ? due : horizon);
+  uint32_t at = relaxed_load(&copy.purge_hint);
   do {
-    if (!due || (at && at <= due)) return;
-  } while (!atomic_compare_exchange_weak(&copy.purge_at_ms, &at, due));
+    if (at && (int32_t)(at - hint) <= 0) return;
+  } while (!atomic_compare_exchange_weak(&copy.purge_hint, &at, hint));
   if (relaxed_load(&purger.state) != PURGER_RUNNING) return;
   prim_lock(&purger.lock);
   prim_cond_wake(&purger.wake);

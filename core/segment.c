@@ -228,7 +228,7 @@ static void segment_cache_expire(bool force, uint64_t now, segment_t **expired) 
 static void segment_copy_purge(bool force, uint64_t now) {
   segment_t *expired = NULL;
   copy_lock();
-  relaxed_store(&copy.purge_at_ms, 0);
+  relaxed_store(&copy.purge_hint, 0);
   segment_cache_expire(force, now, &expired);
   for (segment_t *seg = copy.abandoned; seg; seg = seg->list_next) {
     segment_purge(seg, force, now);
