@@ -115,8 +115,9 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
   if (seg) return seg;
   seg = os_alloc_aligned(size, alignment);
   if (!seg) return NULL;
+  if (kind == SEGMENT_NORMAL) os_hint_normal_segment(seg); /* before the header is written */
   segment_init_header(seg, size, kind);
-  if (kind == SEGMENT_HUGE) os_hint_huge_pages(seg, size);
+  if (kind == SEGMENT_HUGE) os_hint_huge_block(seg, size); /* after: see os_hint_huge_block */
   atomic_fetch_add(&copy.reserved, size);
   stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
   copy_lock();

@@ -19,6 +19,10 @@
 #if defined(__linux__)
 #include <link.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
+#endif
+#if defined(__FreeBSD__)
+#include <pthread_np.h>
 #endif
 #include <sys/uio.h>
 #include <time.h>
@@ -116,6 +120,20 @@ static inline uintptr_t prim_thread_id(void) {
   tp = (uintptr_t)&prim_thread_marker;
 #endif
   return tp;
+}
+
+/* Linux: the initial thread's id is the process id (also in a fork() child,
+ * whose only thread is its initial one). macOS and FreeBSD ask the thread
+ * library. Elsewhere unknown: true, so nothing that waits for a second
+ * thread is switched on. */
+static bool prim_in_initial_thread(void) {
+#if defined(__linux__)
+  return syscall(SYS_gettid) == getpid();
+#elif defined(__APPLE__) || defined(__FreeBSD__)
+  return pthread_main_np() != 0;
+#else
+  return true;
+#endif
 }
 
 static inline void prim_lock(prim_lock_t *lock) {

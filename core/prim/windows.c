@@ -85,6 +85,12 @@ static inline uintptr_t prim_thread_id(void) {
   return teb;
 }
 
+/* Windows has no notion the core could use cheaply (and nothing here waits
+ * for a second thread: prim_hint_huge_pages is a no-op), so: true. */
+static bool prim_in_initial_thread(void) {
+  return true;
+}
+
 static inline void prim_lock(prim_lock_t *lock) {
   AcquireSRWLockExclusive(lock);
 }
