@@ -420,7 +420,7 @@ static void *os_alloc_aligned(size_t size, size_t alignment);
 static void os_free(void *p, size_t size);
 static bool os_purge(void *p, size_t size);
 static void os_hint_huge_block(void *p, size_t size);
-static void os_hint_normal_segment(void *p);
+static bool os_hint_normal_segment(void *p);
 static size_t os_page_size(void);
 /* segment_map.c */
 static void segment_map_set(segment_t *seg);

@@ -21,9 +21,11 @@
  *     core may skip zeroing it), 0 when its contents are undefined.
  *   - prim_hint_huge_pages(p, size): a hint that the range will be used
  *     whole, so the OS may back it with large pages on first touch (Linux
- *     transparent huge pages; a no-op elsewhere). Failure is ignored. The
- *     range keeps its contract: prim_purge of part of it still gives those
- *     pages back (Linux splits the large page).
+ *     transparent huge pages; a no-op elsewhere). Returns whether large
+ *     pages may back the range: false where the hint was refused, is not
+ *     supported, or large pages are switched off (Linux: THP mode "never",
+ *     or PR_SET_THP_DISABLE). The range keeps its contract: prim_purge of
+ *     part of it still gives those pages back (Linux splits the large page).
  *   - prim_page_size(): the OS page size, read at run time (4 KiB on x86-64;
  *     4, 16 or 64 KiB on aarch64 kernels; 16 KiB on Apple silicon).
  *
@@ -140,7 +142,7 @@ typedef struct prim_thread_s {
 static void *prim_map_aligned(size_t size, size_t alignment);
 static void prim_unmap(void *p, size_t size);
 static bool prim_purge(void *p, size_t size);
-static void prim_hint_huge_pages(void *p, size_t size);
+static bool prim_hint_huge_pages(void *p, size_t size);
 static size_t prim_page_size(void);
 /* threads */
 static inline uintptr_t prim_thread_id(void);

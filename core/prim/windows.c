@@ -67,8 +67,9 @@ static bool prim_purge(void *p, size_t size) {
 
 /* Large pages on Windows need the SeLockMemoryPrivilege and must be
  * committed up front (MEM_LARGE_PAGES): not a hint, so none is given. */
-static void prim_hint_huge_pages(void *p, size_t size) {
+static bool prim_hint_huge_pages(void *p, size_t size) {
   (void)p, (void)size;
+  return false;
 }
 
 static size_t prim_page_size(void) {
