@@ -45,8 +45,7 @@ static size_t slices_bytes(const segment_t *seg, uint64_t mask) {
 
 /* The header of a segment just obtained from the OS (or the host's source).
  * `advised`: its memory was advised for huge pages (os_hint_normal_segment). */
-static void segment_init_header(segment_t *seg, size_t size, enum segment_kind kind,
-                                bool advised) {
+static void segment_init_header(segment_t *seg, size_t size, enum segment_kind kind, bool advised) {
   memset(seg, 0, sizeof(*seg));
   for (size_t i = 0; i < SLICE_COUNT; i++)
     seg->page_of[i] = &unused_page;
