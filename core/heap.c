@@ -64,7 +64,13 @@ static heap_t *heap_descriptor_alloc(void) {
   return heap;
 }
 
+/* The first heap created on a thread other than the initial one marks the
+ * copy multi-threaded (os_hint_normal_segment). The purger thread never
+ * allocates, so it never counts; a host whose threads all allocate off the
+ * initial thread (an Erlang scheduler) does. */
 static heap_t *heap_create(uintptr_t owner) {
+  if (!relaxed_load(&copy.multi_threaded) && !prim_in_initial_thread())
+    relaxed_store(&copy.multi_threaded, true);
   copy_lock();
   heap_t *heap = heap_descriptor_alloc();
   if (heap) {

@@ -394,6 +394,8 @@ typedef struct copy_state_s {
   void *message_arg;
   nsalloc_os_source_t os_source; /* alloc == NULL: mmap */
   _Atomic(bool) os_used;
+  _Atomic(bool) multi_threaded; /* a heap was created on a thread other than the initial one
+                                 * (heap_create); never cleared */
   /* copy-wide counters (slow paths only). The event counters (uint64_t in
    * nsalloc_stats_t) are words too, so a 32-bit target needs no 64-bit
    * atomic: there they count modulo 2^32 (docs/ports.md). */
@@ -416,7 +418,8 @@ static size_t bin_for_alignment(size_t size, size_t alignment);
 static void *os_alloc_aligned(size_t size, size_t alignment);
 static void os_free(void *p, size_t size);
 static bool os_purge(void *p, size_t size);
-static void os_hint_huge_pages(void *p, size_t size);
+static void os_hint_huge_block(void *p, size_t size);
+static bool os_hint_normal_segment(void *p);
 static size_t os_page_size(void);
 /* segment_map.c */
 static void segment_map_set(segment_t *seg);

@@ -27,6 +27,7 @@ static const struct option_info {
                                        NSALLOC_POLICY_REPORT, NSALLOC_POLICY_ABORT},
     [NSALLOC_OPTION_HUGE_PAGES] = {"huge_pages", 0, 1, 0},
     [NSALLOC_OPTION_PURGE_THREAD] = {"purge_thread", 0, 1, PURGE_THREAD_DEFAULT},
+    [NSALLOC_OPTION_SEGMENT_HUGE_PAGES] = {"segment_huge_pages", 0, 2, 1},
 };
 
 static bool option_parse_value(nsalloc_option_t option, const char *text, size_t length,

@@ -37,15 +37,33 @@ static void *os_alloc_aligned(size_t size, size_t alignment) {
   return p;
 }
 
+/* Advise a fresh range for transparent huge pages; host-supplied memory is
+ * the host's to advise. Returns whether large pages may back it. */
+static bool os_advise_huge_pages(void *p, size_t size) {
+  return !copy.os_source.alloc && prim_hint_huge_pages(p, align_up(size, os_page_size()));
+}
+
 /* A huge block's fresh segment: ask for large pages when the huge_pages
  * option is on, so writing a 20 MiB block costs about 500 faults rather than
  * 5,000 (the first 2 MiB, whose header is already written, keep 4 KiB
  * pages). Off by default: a program that touches a big buffer sparsely
- * (xz's dictionary) would hold it in 2 MiB units, twice the resident memory.
- * Host-supplied memory is the host's to advise. */
-static void os_hint_huge_pages(void *p, size_t size) {
-  if (!copy.os_source.alloc && copy.options[NSALLOC_OPTION_HUGE_PAGES])
-    prim_hint_huge_pages(p, align_up(size, os_page_size()));
+ * (xz's dictionary) would hold it in 2 MiB units, twice the resident memory. */
+static void os_hint_huge_block(void *p, size_t size) {
+  if (copy.options[NSALLOC_OPTION_HUGE_PAGES]) (void)os_advise_huge_pages(p, size);
+}
+
+/* A fresh normal segment, before its header is written (a written page
+ * would keep its first 2 MiB in 4 KiB pages): under segment_huge_pages=1 once
+ * the copy has seen a second thread (copy.multi_threaded), always under 2.
+ * Small blocks are carved a page at a time, so without the advice every
+ * 4 KiB of a segment is one fault: threads that churn through segments pay
+ * hundreds per MiB, where a 2 MiB page is one. A single-threaded program
+ * keeps 4 KiB pages, and its resident set what it was: the advice makes a
+ * segment resident 2 MiB at a time. Returns whether large pages may back it. */
+static bool os_hint_normal_segment(void *p) {
+  long mode = copy.options[NSALLOC_OPTION_SEGMENT_HUGE_PAGES];
+  return (mode == 2 || (mode == 1 && relaxed_load(&copy.multi_threaded))) &&
+         os_advise_huge_pages(p, SEGMENT_SIZE);
 }
 
 static void os_free(void *p, size_t size) {

@@ -43,16 +43,22 @@ static size_t slices_bytes(const segment_t *seg, uint64_t mask) {
   return (size_t)__builtin_popcountll(mask) << SLICE_SHIFT;
 }
 
-/* The header of a segment just obtained from the OS (or the host's source). */
-static void segment_init_header(segment_t *seg, size_t size, enum segment_kind kind) {
+/* The header of a segment just obtained from the OS (or the host's source).
+ * `advised`: its memory was advised for huge pages (os_hint_normal_segment). */
+static void segment_init_header(segment_t *seg, size_t size, enum segment_kind kind, bool advised) {
   memset(seg, 0, sizeof(*seg));
   for (size_t i = 0; i < SLICE_COUNT; i++)
     seg->page_of[i] = &unused_page;
   seg->size = seg->huge_extent = size;
   seg->kind = (uint8_t)kind;
   seg->free_slices = SLICES_ALL;
-  /* Fresh mmap'd memory is not resident; host-supplied memory may be. */
-  seg->decommitted = !copy.os_source.alloc ? SLICES_ALL : 0;
+  /* Fresh mmap'd memory is not resident; host-supplied memory may be, and so
+   * may advised memory: writing the header makes its first 2 MiB resident,
+   * and any later first touch the 2 MiB around it, slices never claimed
+   * included. Counted resident, every free slice is purged when due, so an
+   * idle program still gives them back (the purge splits the large page).
+   * The price: calloc zeroes a large block there, as in a reused slice. */
+  seg->decommitted = !copy.os_source.alloc && !advised ? SLICES_ALL : 0;
   signature_write(seg);
 }
 
@@ -115,8 +121,9 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
   if (seg) return seg;
   seg = os_alloc_aligned(size, alignment);
   if (!seg) return NULL;
-  segment_init_header(seg, size, kind);
-  if (kind == SEGMENT_HUGE) os_hint_huge_pages(seg, size);
+  bool advised = kind == SEGMENT_NORMAL && os_hint_normal_segment(seg); /* before the header */
+  segment_init_header(seg, size, kind, advised);
+  if (kind == SEGMENT_HUGE) os_hint_huge_block(seg, size); /* after: see os_hint_huge_block */
   atomic_fetch_add(&copy.reserved, size);
   stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
   copy_lock();

@@ -190,3 +190,25 @@ long test_thread_count(void) {
   if (f) fclose(f);
   return threads;
 }
+
+#if defined(__linux__)
+bool test_mapping_has_flag(const void *p, const char *flag) {
+  FILE *smaps = fopen("/proc/self/smaps", "r");
+  if (!smaps) return false;
+  char line[512];
+  bool inside = false, found = false;
+  while (fgets(line, sizeof line, smaps)) {
+    unsigned long start, end;
+    if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+      inside = (uintptr_t)p >= start && (uintptr_t)p < end;
+    } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+      char needle[8];
+      snprintf(needle, sizeof needle, " %s", flag);
+      found = strstr(line, needle) != NULL;
+      break;
+    }
+  }
+  fclose(smaps);
+  return found;
+}
+#endif

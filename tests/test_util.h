@@ -76,6 +76,11 @@ size_t test_scale(size_t n);
 bool test_instrumented(void);
 /* The threads of this process (/proc/self/status), or -1 where unknown. */
 long test_thread_count(void);
+#if defined(__linux__)
+/* The VmFlags of the mapping holding p contain `flag` (/proc/self/smaps;
+ * "hg": advised MADV_HUGEPAGE). */
+bool test_mapping_has_flag(const void *p, const char *flag);
+#endif
 /* Under valgrind, which runs one thread at a time: races need real overlap. */
 bool test_threads_serialised(void);
 

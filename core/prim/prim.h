@@ -21,13 +21,20 @@
  *     core may skip zeroing it), 0 when its contents are undefined.
  *   - prim_hint_huge_pages(p, size): a hint that the range will be used
  *     whole, so the OS may back it with large pages on first touch (Linux
- *     transparent huge pages; a no-op elsewhere). Failure is ignored.
+ *     transparent huge pages; a no-op elsewhere). Returns whether large
+ *     pages may back the range: false where the hint was refused, is not
+ *     supported, or large pages are switched off (Linux: THP mode "never",
+ *     or PR_SET_THP_DISABLE). The range keeps its contract: prim_purge of
+ *     part of it still gives those pages back (Linux splits the large page).
  *   - prim_page_size(): the OS page size, read at run time (4 KiB on x86-64;
  *     4, 16 or 64 KiB on aarch64 kernels; 16 KiB on Apple silicon).
  *
  * Threads
  *   - prim_thread_id(): an id unique among LIVE threads, cheap (the fast
  *     paths compare it). It may be reused after a thread exits. Never 0.
+ *   - prim_in_initial_thread(): whether the calling thread is the process's
+ *     initial thread (the one main() started on); true where that cannot be
+ *     told. A system call on Linux: slow paths only.
  *   - prim_lock_t, PRIM_LOCK_INIT: a static-initialisable mutex.
  *   - prim_once_t, PRIM_ONCE_INIT, prim_once(): run a function once.
  *   - prim_key_t: a thread-exit hook: prim_key_set(key, v) with v != NULL
@@ -135,10 +142,11 @@ typedef struct prim_thread_s {
 static void *prim_map_aligned(size_t size, size_t alignment);
 static void prim_unmap(void *p, size_t size);
 static bool prim_purge(void *p, size_t size);
-static void prim_hint_huge_pages(void *p, size_t size);
+static bool prim_hint_huge_pages(void *p, size_t size);
 static size_t prim_page_size(void);
 /* threads */
 static inline uintptr_t prim_thread_id(void);
+static bool prim_in_initial_thread(void);
 static inline void prim_lock(prim_lock_t *lock);
 static inline void prim_unlock(prim_lock_t *lock);
 static void prim_once(prim_once_t *once, void (*init)(void));

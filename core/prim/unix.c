@@ -19,6 +19,11 @@
 #if defined(__linux__)
 #include <link.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
+#if defined(__FreeBSD__)
+#include <pthread_np.h>
 #endif
 #include <sys/uio.h>
 #include <time.h>
@@ -74,13 +79,41 @@ static bool prim_purge(void *p, size_t size) {
 #endif
 }
 
-static void prim_hint_huge_pages(void *p, size_t size) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  /* Needed when THP is in "madvise" mode (Debian's default); harmless in
-   * "always" mode; refused (and so ignored) in "never" mode. */
-  (void)madvise(p, size, MADV_HUGEPAGE);
+/* Whether transparent huge pages can back advised memory at all: not in the
+ * system's "never" mode, nor in a process that switched them off
+ * (PR_SET_THP_DISABLE, inherited across fork and exec). Read once; a file
+ * that cannot be read leaves the answer to madvise. */
+static bool prim_huge_pages_enabled(void) {
+  static _Atomic(int) known; /* 0: not read yet; 1: enabled; 2: not */
+  int state = atomic_load_explicit(&known, memory_order_relaxed);
+  if (state == 0) {
+    char text[128];
+    ssize_t n = -1;
+    int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      n = read(fd, text, sizeof text - 1);
+      close(fd);
+    }
+    bool never = n > 0 && (text[n] = '\0', strstr(text, "[never]") != NULL);
+#if defined(PR_GET_THP_DISABLE)
+    never = never || prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1;
+#endif
+    state = never ? 2 : 1;
+    atomic_store_explicit(&known, state, memory_order_relaxed);
+  }
+  return state == 1;
+}
+#endif
+
+static bool prim_hint_huge_pages(void *p, size_t size) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  /* Needed in THP's "madvise" mode (Debian's default), harmless in "always"
+   * mode. In "never" mode the kernel accepts the advice and ignores it. */
+  return madvise(p, size, MADV_HUGEPAGE) == 0 && prim_huge_pages_enabled();
 #else
   (void)p, (void)size;
+  return false;
 #endif
 }
 
@@ -116,6 +149,20 @@ static inline uintptr_t prim_thread_id(void) {
   tp = (uintptr_t)&prim_thread_marker;
 #endif
   return tp;
+}
+
+/* Linux: the initial thread's id is the process id (also in a fork() child,
+ * whose only thread is its initial one). macOS and FreeBSD ask the thread
+ * library. Elsewhere unknown: true, so nothing that waits for a second
+ * thread is switched on. */
+static bool prim_in_initial_thread(void) {
+#if defined(__linux__)
+  return syscall(SYS_gettid) == getpid();
+#elif defined(__APPLE__) || defined(__FreeBSD__)
+  return pthread_main_np() != 0;
+#else
+  return true;
+#endif
 }
 
 static inline void prim_lock(prim_lock_t *lock) {

@@ -67,8 +67,9 @@ static bool prim_purge(void *p, size_t size) {
 
 /* Large pages on Windows need the SeLockMemoryPrivilege and must be
  * committed up front (MEM_LARGE_PAGES): not a hint, so none is given. */
-static void prim_hint_huge_pages(void *p, size_t size) {
+static bool prim_hint_huge_pages(void *p, size_t size) {
   (void)p, (void)size;
+  return false;
 }
 
 static size_t prim_page_size(void) {
@@ -83,6 +84,12 @@ static inline uintptr_t prim_thread_id(void) {
   uintptr_t teb;
   __asm__("mov %%gs:0x30, %0" : "=r"(teb));
   return teb;
+}
+
+/* Windows has no notion the core could use cheaply (and nothing here waits
+ * for a second thread: prim_hint_huge_pages is a no-op), so: true. */
+static bool prim_in_initial_thread(void) {
+  return true;
 }
 
 static inline void prim_lock(prim_lock_t *lock) {

@@ -187,8 +187,8 @@ NSALLOC_API void nsalloc_collect(bool force);
 /* ---- options ------------------------------------------------------------ */
 /* Read once from the environment variable <PREFIX>OPTIONS (prefix upper-cased,
  * e.g. NSALLOC_OPTIONS), as "name=value,name=value" with the names
- * purge_delay_ms, segment_cache, foreign_policy (abort|report), huge_pages and
- * purge_thread. */
+ * purge_delay_ms, segment_cache, foreign_policy (abort|report), huge_pages,
+ * purge_thread and segment_huge_pages. */
 typedef enum nsalloc_option_e {
   NSALLOC_OPTION_PURGE_DELAY_MS = 0, /* ms a segment's free pages stay resident after its last
                                       * free (default 500); 0 at once; -1 never */
@@ -203,6 +203,13 @@ typedef enum nsalloc_option_e {
                                       * until this is set to 1 again; ThreadSanitizer builds
                                       * default to 0); 0: stops it, and only the copy's own calls
                                       * purge */
+  NSALLOC_OPTION_SEGMENT_HUGE_PAGES, /* transparent huge pages for the normal (4 MiB) segments that
+                                      * hold blocks up to 2 MiB (Linux; a no-op elsewhere): each
+                                      * fresh one is advised before it is first written, so a
+                                      * first touch faults 2 MiB at once. 0: never; 1 (default):
+                                      * once a heap was created on a thread other than the initial
+                                      * one (a single-threaded program's resident set stays as it
+                                      * is); 2: always. Segments mapped before stay as they are */
   NSALLOC_OPTION_COUNT
 } nsalloc_option_t;
 
