@@ -57,6 +57,18 @@ static void os_free(void *p, size_t size) {
   atomic_fetch_add(&copy.os_unmaps, 1);
 }
 
+/* Can os_move succeed? Only on mapped memory of the copy's own, on Linux. */
+static bool os_moves_pages(void) {
+  return PRIM_MOVES_PAGES && !copy.os_source.alloc;
+}
+
+/* Move `size` bytes of pages from `src` to `dst` (prim_move's contract). When
+ * they cannot move, `src` is unmapped all the same: the caller has taken the
+ * range from the segment that held it, so nothing else would give it back. */
+static void os_move(void *dst, void *src, size_t size) {
+  if (!prim_move(dst, src, size)) prim_unmap(src, size);
+}
+
 /* Give the physical pages back; the range stays mapped (and reads as zero:
  * PRIM_PURGE_ZEROES).
  * Returns false when the memory is not purged: a host-supplied source, or a

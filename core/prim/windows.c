@@ -71,6 +71,13 @@ static void prim_hint_huge_pages(void *p, size_t size) {
   (void)p, (void)size;
 }
 
+/* VirtualAlloc memory cannot be moved to another address without copying. */
+#define PRIM_MOVES_PAGES 0
+static bool prim_move(void *dst, void *src, size_t size) {
+  (void)dst, (void)src, (void)size;
+  return false;
+}
+
 static size_t prim_page_size(void) {
   SYSTEM_INFO info;
   GetSystemInfo(&info);

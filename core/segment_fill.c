@@ -1,0 +1,111 @@
+/*
+ * segment_fill.c - a new huge segment built out of the resident memory of
+ * cached segments, so a program that frees and allocates big blocks of
+ * changing sizes reuses the pages it already faulted in (os_moves_pages:
+ * Linux).
+ *
+ * The unit of reuse is HUGE_UNIT (half a segment: 2 MiB by default). A huge
+ * segment is a whole number of units (segment_huge_alloc), a normal segment
+ * two; the pages of a unit are moved, not copied (prim_move: mremap), into
+ * the same place in the new segment's fresh mapping.
+ *
+ * Why whole units. The kernel moves a range only when it lies in one
+ * mapping (before Linux 6.17), and every move splits the mappings at its
+ * ends. The invariant: in every segment of the copy, two mappings meet only
+ * at a multiple of HUGE_UNIT from the segment's start. Fresh segments are
+ * one mapping each (segments are SEGMENT_SIZE aligned, a multiple of the
+ * unit); purges (madvise) and the huge-page advice over a whole segment
+ * split nothing; a move takes one unit at a unit boundary to one at a unit
+ * boundary. So each unit moved lies in a single mapping, and the moves
+ * keep the invariant.
+ *
+ * Which memory. Every resident cached segment with no more units than still
+ * needed gives all of them and is unmapped (its unit 0, header included,
+ * moves too: the new segment's header is written over it); the smallest
+ * resident huge segment with more units than needed then gives the rest
+ * from its end and stays cached, smaller (segment_shrink). A normal segment
+ * is never split: its header describes SEGMENT_SIZE.
+ */
+#include "internal.h"
+
+/* At most this many segments feed one new segment; beyond, fresh pages. */
+#define FILL_SOURCES 16
+
+typedef struct fill_source_s {
+  uint8_t *base;       /* the segment's start */
+  size_t first, count; /* it gives its units [first, first + count) */
+  bool whole;          /* all of them: it is no segment any more */
+} fill_source_t;
+
+/* Make a cached huge segment `size` bytes (fewer whole units; the units past
+ * it are about to move away): the segment map, its signature, huge_extent
+ * and the statistics forget them. Lock held. */
+static void segment_shrink(segment_t *seg, size_t size) {
+  size_t before = slices_bytes(seg, ~seg->decommitted & SLICES_ALL);
+  segment_map_shrink(seg, size);
+  atomic_fetch_sub(&copy.reserved, seg->size - size);
+  seg->size = size;
+  if (seg->huge_extent > size) seg->huge_extent = size;
+  signature_write(seg);
+  stats_committed(-(ptrdiff_t)(before - slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
+}
+
+/* Choose and take the cached memory for `units` units into src[]; returns
+ * how many sources. Lock held. */
+static size_t fill_select(size_t units, fill_source_t *src) {
+  size_t need = units, n = 0;
+  segment_t *larger = NULL; /* the smallest resident huge one of more units than needed */
+  for (segment_t **link = &copy.cache; *link && need && n < FILL_SOURCES - 1;) {
+    segment_t *seg = *link;
+    size_t have = seg->size / HUGE_UNIT;
+    if (!(~seg->decommitted & SLICES_ALL)) { /* purged: nothing to gain */
+      link = &seg->list_next;
+      continue;
+    }
+    if (have > need) {
+      if (seg->kind == SEGMENT_HUGE && (!larger || seg->size < larger->size)) larger = seg;
+      link = &seg->list_next;
+      continue;
+    }
+    *link = seg->list_next;
+    copy.cache_count--;
+    segment_forget(seg);
+    src[n++] = (fill_source_t){(uint8_t *)seg, 0, have, true};
+    need -= have;
+  }
+  /* `larger` is still cached (the loop unlinks only segments it takes whole,
+   * never one of more units than needed) and has more than `need` units. */
+  if (need && larger) {
+    size_t keep = larger->size / HUGE_UNIT - need;
+    src[n++] = (fill_source_t){(uint8_t *)larger, keep, need, false};
+    segment_shrink(larger, keep * HUGE_UNIT);
+    need = 0;
+  }
+  if (n) copy.cache_used_ms = prim_clock_ms();
+  return n;
+}
+
+/* Move the resident pages of cached segments into `dest`, a fresh mapping
+ * of `size` bytes (whole units) that is not a segment yet, from its first
+ * unit on. Returns the units moved: 0 where pages do not move or no cached
+ * segment is resident, when `dest` is still all fresh. */
+static size_t segment_fill_from_cache(uint8_t *dest, size_t size) {
+  if (!os_moves_pages()) return 0;
+  fill_source_t src[FILL_SOURCES];
+  copy_lock();
+  size_t n = fill_select(size / HUGE_UNIT, src);
+  copy_unlock();
+  for (size_t i = 0; i < n; i++)
+    if (src[i].whole) segment_uncount((segment_t *)src[i].base);
+  /* The moves run without the lock: whole sources are no longer the copy's,
+   * and a shrunk one's moved units lie past its size, which nobody else
+   * touches (another fill may shrink it further, taking other units).
+   * A whole source's units cover all of it (every segment is whole units),
+   * so once they moved (or, failing, were unmapped: os_move) nothing of it
+   * is left mapped. */
+  size_t moved = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t u = src[i].first; u < src[i].first + src[i].count; u++)
+      os_move(dest + moved++ * HUGE_UNIT, src[i].base + u * HUGE_UNIT, HUGE_UNIT);
+  return moved;
+}
