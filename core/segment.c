@@ -543,8 +543,9 @@ static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
   if (size > PTRDIFF_MAX - offset - SEGMENT_SIZE) return NULL;
   size_t usable = align_up(size ? size : 1, os_page_size()), total = offset + usable;
   /* Whole units: segment_fill_from_cache moves a unit at a time. */
-  segment_t *seg = segment_obtain(align_up(total, HUGE_UNIT),
-                                  alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
+  segment_t *seg =
+      segment_obtain(align_up(total, HUGE_UNIT),
+                     alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
   if (!seg) return NULL;
   page_t *page = &seg->pages[1];
   for (size_t i = 1; i < SLICE_COUNT; i++)

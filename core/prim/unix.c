@@ -97,7 +97,8 @@ static bool prim_move(void *dst, void *src, size_t size) {
   bool moved = mremap(src, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst) == dst;
 #if defined(MAP_FIXED_NOREPLACE)
   if (!moved) {
-    void *back = mmap(dst, size, PROT_READ | PROT_WRITE, PRIM_MAP_FLAGS | MAP_FIXED_NOREPLACE, -1, 0);
+    void *back =
+        mmap(dst, size, PROT_READ | PROT_WRITE, PRIM_MAP_FLAGS | MAP_FIXED_NOREPLACE, -1, 0);
     if (back != MAP_FAILED && back != dst) munmap(back, size); /* a kernel before 4.17: a hint */
   }
 #endif
