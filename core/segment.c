@@ -276,14 +276,17 @@ static void segment_copy_purge(bool force, uint64_t now) {
   }
 }
 
-/* Without a purger thread (purge_thread=0, Windows, a failed start) nothing
- * runs while a program is idle, so cached segments stay resident, newest
- * first, only up to a budget of one segment plus a quarter of the bytes in
- * use, and older ones are purged at once: that budget is what a program that
- * frees its memory and then sleeps keeps resident. It grows with the live
- * set, so a busy program's churn of whole segments (a huge block replaced,
- * threads handing memory on) reuses resident pages. With the purger, cached
- * segments age for the purge delay like every free slice. Lock held. */
+/* Without a purger thread (purge_thread=0, Windows, a failed start, a fork()
+ * child) nothing runs while a program is idle, so cached segments stay
+ * resident, newest first, only up to a budget of one segment plus a quarter
+ * of the bytes in use, and older ones are purged at once: that budget is
+ * what a program that frees its memory and then sleeps keeps resident. It
+ * grows with the live set, so a busy program's churn of whole segments (a
+ * huge block replaced, threads handing memory on) reuses resident pages.
+ * With the purger, cached segments age for the purge delay like every free
+ * slice; that includes the copy's first free, after which the purger starts
+ * (purger_running), so a block freed first is not purged at once. Lock
+ * held. */
 static void segment_cache_trim(void) {
   if (copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0 || purger_running()) return;
   size_t budget = SEGMENT_SIZE + relaxed_load(&copy.page_bytes) / 4, resident = 0;
