@@ -19,12 +19,13 @@
  * boundary. So each unit moved lies in a single mapping, and the moves
  * keep the invariant.
  *
- * Which memory. Every resident cached segment with no more units than still
- * needed gives all of them and is unmapped (its unit 0, header included,
- * moves too: the new segment's header is written over it); the smallest
- * resident huge segment with more units than needed then gives the rest
- * from its end and stays cached, smaller (segment_shrink). A normal segment
- * is never split: its header describes SEGMENT_SIZE.
+ * Which memory (fill_select). Every resident cached segment with no more
+ * units than still needed gives all of them and is no segment any more (its
+ * unit 0, header included, moves too: the new segment's header is written
+ * over it); the smallest resident huge segment with more units than needed
+ * then gives the rest from its end and stays cached, smaller
+ * (segment_shrink); purged segments that fit whole fill what is left. A
+ * normal segment is never split: its header describes SEGMENT_SIZE.
  */
 #include "internal.h"
 
@@ -50,20 +51,14 @@ static void segment_shrink(segment_t *seg, size_t size) {
   stats_committed(-(ptrdiff_t)(before - slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
 }
 
-/* Choose and take the cached memory for `units` units into src[]; returns
- * how many sources. Lock held. */
-static size_t fill_select(size_t units, fill_source_t *src) {
-  size_t need = units, n = 0;
-  segment_t *larger = NULL; /* the smallest resident huge one of more units than needed */
-  for (segment_t **link = &copy.cache; *link && need && n < FILL_SOURCES - 1;) {
+/* Take into src[] the cached segments, `resident` ones or purged ones, of
+ * at most `*need` units each (all their units), counting them off *need;
+ * returns the new count of sources. Lock held. */
+static size_t fill_take_whole(size_t *need, bool resident, fill_source_t *src, size_t n) {
+  for (segment_t **link = &copy.cache; *link && *need && n < FILL_SOURCES - 1;) {
     segment_t *seg = *link;
     size_t have = seg->size / HUGE_UNIT;
-    if (!(~seg->decommitted & SLICES_ALL)) { /* purged: nothing to gain */
-      link = &seg->list_next;
-      continue;
-    }
-    if (have > need) {
-      if (seg->kind == SEGMENT_HUGE && (!larger || seg->size < larger->size)) larger = seg;
+    if (have > *need || resident != ((~seg->decommitted & SLICES_ALL) != 0)) {
       link = &seg->list_next;
       continue;
     }
@@ -71,16 +66,32 @@ static size_t fill_select(size_t units, fill_source_t *src) {
     copy.cache_count--;
     segment_forget(seg);
     src[n++] = (fill_source_t){(uint8_t *)seg, 0, have, true};
-    need -= have;
+    *need -= have;
   }
-  /* `larger` is still cached (the loop unlinks only segments it takes whole,
-   * never one of more units than needed) and has more than `need` units. */
-  if (need && larger) {
+  return n;
+}
+
+/* Choose and take the cached memory for `units` units into src[]; returns
+ * how many sources. The resident segments that fit whole first, then the
+ * rest from the end of the smallest resident huge one that is larger. Last,
+ * purged segments that fit whole: their units move as they are (no page to
+ * fault in either way), and the cache sheds them instead of keeping a
+ * header and a mapping for each until it ages out: a purged huge segment
+ * serves no other request here but one of its exact size. Lock held. */
+static size_t fill_select(size_t units, fill_source_t *src) {
+  size_t need = units, n = fill_take_whole(&need, true, src, 0);
+  segment_t *larger = NULL;
+  for (segment_t *seg = copy.cache; seg && need; seg = seg->list_next)
+    if (seg->kind == SEGMENT_HUGE && seg->size / HUGE_UNIT > need &&
+        !(seg->decommitted & SLICES_ALL) && (!larger || seg->size < larger->size))
+      larger = seg;
+  if (larger) {
     size_t keep = larger->size / HUGE_UNIT - need;
     src[n++] = (fill_source_t){(uint8_t *)larger, keep, need, false};
     segment_shrink(larger, keep * HUGE_UNIT);
     need = 0;
   }
+  n = fill_take_whole(&need, false, src, n);
   if (n) copy.cache_used_ms = prim_clock_ms();
   return n;
 }

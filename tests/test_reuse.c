@@ -189,8 +189,7 @@ static void *replace_huge_blocks(void *arg) {
       break;
     case 2:
       blocks[k] = nsalloc_realloc(blocks[k], size);
-      if (blocks[k] && sizes[k] &&
-          !stamped(blocks[k], sizes[k] < size ? sizes[k] : size, seeds[k]))
+      if (blocks[k] && sizes[k] && !stamped(blocks[k], sizes[k] < size ? sizes[k] : size, seeds[k]))
         failures++;
       break;
     default:
