@@ -423,7 +423,7 @@ static void os_free(void *p, size_t size);
 static bool os_purge(void *p, size_t size);
 static void os_hint_huge_pages(void *p, size_t size);
 static bool os_moves_pages(void);
-static void os_move(void *dst, void *src, size_t size);
+static void os_move(void *dst, void *src, size_t size, bool keep);
 static size_t os_page_size(void);
 /* segment_map.c */
 static void segment_map_set(segment_t *seg);
@@ -474,6 +474,7 @@ static void segment_lock(segment_t *seg);
 static void segment_unlock(segment_t *seg);
 /* segment_fill.c */
 static size_t segment_fill_from_cache(uint8_t *dest, size_t size);
+static page_t *segment_huge_grow(heap_t *heap, page_t *page, size_t size);
 /* purger.c */
 static void purger_note(uint64_t due);
 static bool purger_running(void);

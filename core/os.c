@@ -63,10 +63,13 @@ static bool os_moves_pages(void) {
 }
 
 /* Move `size` bytes of pages from `src` to `dst` (prim_move's contract). When
- * they cannot move, `src` is unmapped all the same: the caller has taken the
- * range from the segment that held it, so nothing else would give it back. */
-static void os_move(void *dst, void *src, size_t size) {
-  if (!prim_move(dst, src, size)) prim_unmap(src, size);
+ * they cannot move, `src` is unmapped all the same, its bytes first copied
+ * when `keep` (a live block's): the caller has taken the range from the
+ * segment that held it, so nothing else would give it back. */
+static void os_move(void *dst, void *src, size_t size, bool keep) {
+  if (prim_move(dst, src, size)) return;
+  if (keep) memcpy(dst, src, size);
+  prim_unmap(src, size);
 }
 
 /* Give the physical pages back; the range stays mapped (and reads as zero:

@@ -106,6 +106,24 @@ static segment_t *segment_cache_take(size_t size, size_t alignment, enum segment
   return seg;
 }
 
+/* Make `size` bytes just mapped a segment of the copy: its header, the
+ * statistics, copy.segments and the segment map. `filled`: some of its pages
+ * were moved in (segment_fill.c), so it counts as resident, and dirty, up
+ * to huge_extent = size; else it is fresh. */
+static void segment_register(segment_t *seg, size_t size, enum segment_kind kind, bool filled) {
+  segment_init_header(seg, size, kind);
+  if (filled) seg->decommitted = 0;
+  if (kind == SEGMENT_HUGE) os_hint_huge_pages(seg, size);
+  atomic_fetch_add(&copy.reserved, size);
+  stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
+  copy_lock();
+  seg->copy_next = copy.segments;
+  if (copy.segments) copy.segments->copy_prev = seg;
+  copy.segments = seg;
+  segment_map_set(seg);
+  copy_unlock();
+}
+
 /* A segment of `size` bytes aligned to `alignment`, header initialised,
  * registered with the copy; from the cache when possible. */
 static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kind kind) {
@@ -124,17 +142,7 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
    * larger alignment places the block past unused units, not worth filling. */
   bool filled = kind == SEGMENT_HUGE && alignment <= SEGMENT_SIZE &&
                 segment_fill_from_cache((uint8_t *)seg, size) > 0;
-  segment_init_header(seg, size, kind);
-  if (filled) seg->decommitted = 0; /* resident, and dirty, up to huge_extent = size */
-  if (kind == SEGMENT_HUGE) os_hint_huge_pages(seg, size);
-  atomic_fetch_add(&copy.reserved, size);
-  stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
-  copy_lock();
-  seg->copy_next = copy.segments;
-  if (copy.segments) copy.segments->copy_prev = seg;
-  copy.segments = seg;
-  segment_map_set(seg);
-  copy_unlock();
+  segment_register(seg, size, kind, filled);
   return seg;
 }
 
@@ -539,22 +547,14 @@ static bool segment_huge_fit(segment_t *seg, size_t end) {
   return false;
 }
 
-/* A dedicated segment for one object of `size` bytes whose start is aligned to
- * `alignment`. The block starts at slice 1, or at `alignment` when larger. */
-static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
-  size_t offset = alignment > SLICE_SIZE ? alignment : SLICE_SIZE;
-  if (size > PTRDIFF_MAX - offset - SEGMENT_SIZE) return NULL;
-  size_t usable = align_up(size ? size : 1, os_page_size()), total = offset + usable;
-  /* Whole units: segment_fill_from_cache moves a unit at a time. */
-  segment_t *seg =
-      segment_obtain(align_up(total, HUGE_UNIT),
-                     alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
-  if (!seg) return NULL;
+/* The one page of a huge segment, holding a block of `usable` bytes at
+ * `offset` from its start, tagged as `heap`'s. */
+static page_t *segment_huge_page(heap_t *heap, segment_t *seg, size_t offset, size_t usable) {
   page_t *page = &seg->pages[1];
   for (size_t i = 1; i < SLICE_COUNT; i++)
     seg->page_of[i] = page;
   seg->free_slices = 0;
-  page->untouched = segment_huge_fit(seg, total);
+  page->untouched = segment_huge_fit(seg, offset + usable);
   page->slice_index = 1;
   page->start = (uint8_t *)seg + offset;
   page->capacity = page->reserved = 1;
@@ -565,6 +565,19 @@ static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
   relaxed_store(&seg->heap, heap);
   stats_page_bytes((ptrdiff_t)usable);
   return page;
+}
+
+/* A dedicated segment for one object of `size` bytes whose start is aligned to
+ * `alignment`. The block starts at slice 1, or at `alignment` when larger. */
+static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
+  size_t offset = alignment > SLICE_SIZE ? alignment : SLICE_SIZE;
+  if (size > PTRDIFF_MAX - offset - SEGMENT_SIZE) return NULL;
+  size_t usable = align_up(size ? size : 1, os_page_size()), total = offset + usable;
+  /* Whole units: segment_fill_from_cache moves a unit at a time. */
+  segment_t *seg =
+      segment_obtain(align_up(total, HUGE_UNIT),
+                     alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
+  return seg ? segment_huge_page(heap, seg, offset, usable) : NULL;
 }
 
 static void segment_huge_free(segment_t *seg) {

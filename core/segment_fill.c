@@ -117,6 +117,41 @@ static size_t segment_fill_from_cache(uint8_t *dest, size_t size) {
   size_t moved = 0;
   for (size_t i = 0; i < n; i++)
     for (size_t u = src[i].first; u < src[i].first + src[i].count; u++)
-      os_move(dest + moved++ * HUGE_UNIT, src[i].base + u * HUGE_UNIT, HUGE_UNIT);
+      os_move(dest + moved++ * HUGE_UNIT, src[i].base + u * HUGE_UNIT, HUGE_UNIT, false);
   return moved;
+}
+
+/* realloc's growth of a huge block, which only the caller may touch. In
+ * place while the segment's units hold the new size. Else, where pages
+ * move, a new segment of the size asked whose first units are the old
+ * segment's, moved: the block keeps its offset, so its bytes are neither
+ * copied nor faulted in again (should a move fail, that unit is copied);
+ * the rest is filled from the cache. NULL (the block untouched) elsewhere,
+ * for a block aligned past its first slice, or when nothing is mapped. */
+static page_t *segment_huge_grow(heap_t *heap, page_t *page, size_t size) {
+  segment_t *old = segment_of(page);
+  size_t offset = (size_t)(page->start - (uint8_t *)old);
+  if (size > PTRDIFF_MAX - offset - SEGMENT_SIZE) return NULL;
+  size_t usable = align_up(size, os_page_size()), total = offset + usable;
+  if (total <= old->size) { /* segment_huge_fit counts the regrown tail as committed */
+    segment_huge_fit(old, total);
+    stats_page_bytes((ptrdiff_t)(usable - relaxed_load(&page->block_size)));
+    relaxed_store(&page->block_size, usable);
+    return page;
+  }
+  if (!os_moves_pages() || offset != SLICE_SIZE) return NULL;
+  size_t size_new = align_up(total, HUGE_UNIT), size_old = old->size;
+  uint8_t *dest = os_alloc_aligned(size_new, SEGMENT_SIZE);
+  if (!dest) return NULL;
+  stats_page_bytes(-(ptrdiff_t)relaxed_load(&page->block_size));
+  copy_lock();
+  segment_forget(old);
+  copy_unlock();
+  segment_uncount(old);
+  for (size_t u = 0; u < size_old / HUGE_UNIT; u++)
+    os_move(dest + u * HUGE_UNIT, (uint8_t *)old + u * HUGE_UNIT, HUGE_UNIT, true);
+  segment_fill_from_cache(dest + size_old, size_new - size_old);
+  segment_t *seg = (segment_t *)dest;
+  segment_register(seg, size_new, SEGMENT_HUGE, true);
+  return segment_huge_page(heap, seg, offset, usable);
 }

@@ -10,7 +10,10 @@
  *     (which keeps it however long the program sleeps); the control, the
  *     default with a sleep past the purge delay, faults it all again;
  *   - threads replacing huge blocks at once keep every block's contents
- *     (each page stamped and checked) and calloc's zeros (also under TSan).
+ *     (each page stamped and checked) and calloc's zeros (also under TSan);
+ *   - realloc growing a written huge block moves its pages into the larger
+ *     segment and faults almost nothing; the control, a block aligned past
+ *     its segment's first slice, is copied and faults every page again.
  * Each case runs in its own process (ctest names one per run): faults are a
  * whole-process figure. Under valgrind and the sanitizers the scenarios run
  * but the fault counts are not asserted.
@@ -162,6 +165,42 @@ static void test_huge_cycles_idle_refault(void) {
   CHECK(faults[1] >= 60000 && faults[2] >= 60000 && faults[3] >= 60000);
 }
 
+/* realloc growing a written 20 MiB block to 40 MiB: the faults of the
+ * realloc and of reading the old bytes back. `alignment` 0: malloc. */
+static long grow_faults(size_t alignment) {
+  nsalloc_collect(true); /* nothing resident cached: the new part stays fresh */
+  size_t size = test_scale(20 * MIB);
+  uint8_t *p = alignment ? nsalloc_aligned_alloc(alignment, size) : nsalloc_malloc(size);
+  CHECK(p != NULL);
+  if (!p) return 0;
+  stamp(p, size, 7);
+  long before = minor_faults();
+  uint8_t *q = nsalloc_realloc(p, 2 * size);
+  CHECK(q != NULL);
+  if (!q) return 0;
+  CHECK(stamped(q, size, 7));
+  long faults = minor_faults() - before;
+  fprintf(stderr, "realloc %zu -> %zu bytes: %ld minor faults\n", size, 2 * size, faults);
+  nsalloc_free(q);
+  return faults;
+}
+
+/* Where pages move (Linux), the block's pages move into the larger segment:
+ * its 5,120 pages are not written again. */
+static void test_huge_realloc_moves_pages(void) {
+  long faults = grow_faults(0);
+  if (test_instrumented()) return;
+  CHECK(faults <= 64);
+}
+
+/* The control: a block aligned to 8 MiB starts past its segment's first
+ * slice and is copied into a new block, which faults every page it writes. */
+static void test_huge_realloc_aligned_copies(void) {
+  long faults = grow_faults(8 * MIB);
+  if (test_instrumented()) return;
+  CHECK(faults >= 5000);
+}
+
 /* Threads replacing huge blocks at once: 4 blocks each of 3-12 MiB, malloc,
  * calloc, aligned_alloc and realloc, each page stamped with the block's
  * own seed and checked before it goes; calloc's pages read zero first. */
@@ -228,6 +267,7 @@ int main(int argc, char **argv) {
       TEST(test_large_churn_refaults_little), TEST(test_large_churn_without_cache_refaults),
       TEST(test_huge_cycles_refault_little),  TEST(test_huge_cycles_never_purge),
       TEST(test_huge_cycles_idle_refault),    TEST(test_huge_threads_replace),
+      TEST(test_huge_realloc_moves_pages),    TEST(test_huge_realloc_aligned_copies),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
