@@ -111,9 +111,11 @@ static segment_t *segment_cache_take(size_t size, size_t alignment, enum segment
  * were moved in (segment_fill.c), so it counts as resident, and dirty, up
  * to huge_extent = size; else it is fresh. */
 static void segment_register(segment_t *seg, size_t size, enum segment_kind kind, bool filled) {
+  /* Advised before the header is written: the header's first touch then
+   * takes a large page too (os_hint_huge_pages). */
+  if (kind == SEGMENT_HUGE) os_hint_huge_pages(seg, size);
   segment_init_header(seg, size, kind);
   if (filled) seg->decommitted = 0;
-  if (kind == SEGMENT_HUGE) os_hint_huge_pages(seg, size);
   atomic_fetch_add(&copy.reserved, size);
   stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
   copy_lock();
