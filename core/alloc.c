@@ -48,7 +48,9 @@ static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
 
 /* Resize p: in place while the new size still fits its block (and does not
  * waste more than half of it) or, for a large block of `heap` itself, while
- * the slices after it are free; else allocate from `heap`, copy, and free p.
+ * the slices after it are free; a huge block grows in place within its
+ * segment's units, or by moving its pages into a larger segment
+ * (segment_huge_grow); else allocate from `heap`, copy, and free p.
  * A live block is recognised on free's fast check; anything else is
  * classified by locate(). Failure leaves p untouched. */
 static void *heap_realloc_impl(heap_t *heap, void *p, size_t size, void *forward_ctx) {
@@ -69,6 +71,10 @@ static void *heap_realloc_impl(heap_t *heap, void *p, size_t size, void *forward
       relaxed_load(&segment_of(page)->heap) == heap &&
       segment_large_grow(heap, page, align_up(size, SLICE_SIZE) >> SLICE_SHIFT))
     return p;
+  if (size > usable && relaxed_load(&page->kind) == PAGE_HUGE) {
+    page_t *grown = segment_huge_grow(heap, page, size);
+    if (grown) return grown->start;
+  }
   void *q = heap_alloc(heap, size);
   if (!q) return NULL;
   memcpy(q, p, size < usable ? size : usable);

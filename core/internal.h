@@ -75,6 +75,10 @@
 #define SLICE_SIZE    ((size_t)1 << SLICE_SHIFT)
 #define SLICE_COUNT   (SEGMENT_SIZE / SLICE_SIZE) /* 64: one bit each in a uint64_t */
 #define SLICES_ALL    (~(uint64_t)1)              /* slices 1..63: every page slice */
+/* Huge segments are whole units, normal ones two: pages move between
+ * segments a unit at a time (segment_fill.c). 2 MiB by default, the
+ * transparent huge page size of x86-64, so a moved unit keeps its large page. */
+#define HUGE_UNIT (SEGMENT_SIZE / 2)
 
 #define MIN_ALIGN      16
 #define DIRECT_MAX     1024                  /* sizes served by heap->direct[] */
@@ -420,10 +424,13 @@ static void os_free(void *p, size_t size);
 static bool os_purge(void *p, size_t size);
 static void os_hint_huge_block(void *p, size_t size);
 static bool os_hint_normal_segment(void *p);
+static bool os_moves_pages(void);
+static void os_move(void *dst, void *src, size_t size, bool keep);
 static size_t os_page_size(void);
 /* segment_map.c */
 static void segment_map_set(segment_t *seg);
 static void segment_map_clear(segment_t *seg);
+static void segment_map_shrink(segment_t *seg, size_t size);
 static segment_t *segment_map_lookup(const void *p);
 /* signature.c */
 static void signature_write(segment_t *seg);
@@ -467,6 +474,9 @@ static void segment_copy_purge(bool force, uint64_t now);
 static void segment_link_heap(heap_t *heap, segment_t *seg);
 static void segment_lock(segment_t *seg);
 static void segment_unlock(segment_t *seg);
+/* segment_fill.c */
+static size_t segment_fill_from_cache(uint8_t *dest, size_t size);
+static page_t *segment_huge_grow(heap_t *heap, page_t *page, size_t size);
 /* purger.c */
 static void purger_note(uint64_t due);
 static uint64_t purger_hint_wait(uint64_t now);

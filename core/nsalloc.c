@@ -30,6 +30,7 @@
 #include "options.c"
 #include "page.c"
 #include "segment.c"
+#include "segment_fill.c"
 #include "purger.c"
 #include "locate.c"
 #include "heap.c"

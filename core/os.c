@@ -43,11 +43,11 @@ static bool os_advise_huge_pages(void *p, size_t size) {
   return !copy.os_source.alloc && prim_hint_huge_pages(p, align_up(size, os_page_size()));
 }
 
-/* A huge block's fresh segment: ask for large pages when the huge_pages
- * option is on, so writing a 20 MiB block costs about 500 faults rather than
- * 5,000 (the first 2 MiB, whose header is already written, keep 4 KiB
- * pages). Off by default: a program that touches a big buffer sparsely
- * (xz's dictionary) would hold it in 2 MiB units, twice the resident memory. */
+/* A new huge segment, before its header is written: ask for large pages
+ * when the huge_pages option is on, so writing a 20 MiB block costs about
+ * 15 faults rather than 5,126. Off by default: a program that touches a big
+ * buffer sparsely (xz's buffers) would hold it in 2 MiB units, the header's
+ * unit of every block included. */
 static void os_hint_huge_block(void *p, size_t size) {
   if (copy.options[NSALLOC_OPTION_HUGE_PAGES]) (void)os_advise_huge_pages(p, size);
 }
@@ -73,6 +73,21 @@ static void os_free(void *p, size_t size) {
   }
   prim_unmap(p, align_up(size, os_page_size()));
   atomic_fetch_add(&copy.os_unmaps, 1);
+}
+
+/* Can os_move succeed? Only on mapped memory of the copy's own, on Linux. */
+static bool os_moves_pages(void) {
+  return PRIM_MOVES_PAGES && !copy.os_source.alloc;
+}
+
+/* Move `size` bytes of pages from `src` to `dst` (prim_move's contract). When
+ * they cannot move, `src` is unmapped all the same, its bytes first copied
+ * when `keep` (a live block's): the caller has taken the range from the
+ * segment that held it, so nothing else would give it back. */
+static void os_move(void *dst, void *src, size_t size, bool keep) {
+  if (prim_move(dst, src, size)) return;
+  if (keep) memcpy(dst, src, size);
+  prim_unmap(src, size);
 }
 
 /* Give the physical pages back; the range stays mapped (and reads as zero:

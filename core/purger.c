@@ -81,10 +81,14 @@ static void purger_main(void *unused) {
   prim_unlock(&purger.lock);
 }
 
+/* May purger_start start the thread (the copy's side of it)? */
+static bool purger_allowed(void) {
+  return copy.options[NSALLOC_OPTION_PURGE_THREAD] && !copy.os_source.alloc &&
+         !relaxed_load(&copy.shut_down);
+}
+
 static noinline void purger_start(void) {
-  if (!copy.options[NSALLOC_OPTION_PURGE_THREAD] || copy.os_source.alloc ||
-      relaxed_load(&copy.shut_down))
-    return;
+  if (!purger_allowed()) return;
   prim_lock(&purger.lock);
   bool start = relaxed_load(&purger.state) == PURGER_IDLE;
   if (start) relaxed_store(&purger.state, PURGER_STARTING);
@@ -96,8 +100,14 @@ static noinline void purger_start(void) {
   prim_unlock(&purger.lock);
 }
 
+/* Does the thread run, or will the next purger_poll start it (the copy's
+ * first free: the purge it schedules is the first one pending)? Then what
+ * is cached now is purged once its delay passed. A start that fails turns
+ * the state OFF, and later calls answer false. */
 static bool purger_running(void) {
-  return relaxed_load(&purger.state) == PURGER_RUNNING;
+  int state = relaxed_load(&purger.state);
+  return state == PURGER_RUNNING || state == PURGER_STARTING ||
+         (state == PURGER_IDLE && purger_allowed());
 }
 
 /* Start the purger when a purge is pending and it never ran. Call with no

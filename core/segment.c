@@ -81,31 +81,56 @@ static void segment_reuse(segment_t *seg) {
 
 /* A cached segment of the same kind, a fitting size and alignment, or NULL.
  * A normal segment must be exactly SEGMENT_SIZE: its header describes just
- * that much. A huge one may be larger than asked (segment_huge_fit purges
- * the tail it does not need): the smallest resident one is taken first,
- * since its pages need no new faults and it leaves the least tail, else the
- * smallest. Lock held. */
+ * that much. Where pages move (os_moves_pages) a huge one must be exactly as
+ * large and resident: any other resident memory in the cache is moved into
+ * a new segment of the size asked (segment_fill_from_cache), and a purged
+ * segment is no better than fresh memory. Elsewhere a huge one may be larger
+ * than asked (segment_huge_fit purges the whole units it does not need): the
+ * smallest resident one is taken first, since its pages need no new faults
+ * and it leaves the least tail, else the smallest. Lock held. */
 static segment_t *segment_cache_take(size_t size, size_t alignment, enum segment_kind kind) {
+  bool exact = kind == SEGMENT_NORMAL || os_moves_pages();
   segment_t **best = NULL;
   bool best_resident = false;
   for (segment_t **link = &copy.cache; *link; link = &(*link)->list_next) {
     segment_t *seg = *link;
-    if (seg->kind != kind || seg->size < size || (kind == SEGMENT_NORMAL && seg->size != size) ||
-        ((uintptr_t)seg & (alignment - 1)))
-      continue;
     bool resident = !(seg->decommitted & SLICES_ALL);
+    if (seg->kind != kind || seg->size < size || (exact && seg->size != size) ||
+        ((uintptr_t)seg & (alignment - 1)) || (kind == SEGMENT_HUGE && exact && !resident))
+      continue;
     if (best &&
         (best_resident > resident || (best_resident == resident && seg->size >= (*best)->size)))
       continue;
     best = link;
     best_resident = resident;
-    if (resident && kind == SEGMENT_NORMAL) break; /* all the same size */
+    if (resident && exact) break; /* none is better */
   }
   if (!best) return NULL;
   segment_t *seg = *best;
   *best = seg->list_next;
   copy.cache_count--;
   return seg;
+}
+
+/* Make `size` bytes just mapped a segment of the copy: its header, the
+ * statistics, copy.segments and the segment map. `filled`: some of its pages
+ * were moved in (segment_fill.c), so it counts as resident, and dirty, up
+ * to huge_extent = size; else it is fresh. */
+static void segment_register(segment_t *seg, size_t size, enum segment_kind kind, bool filled) {
+  /* Advised before the header is written: the header's first touch then
+   * takes a large page too (os_hint_normal_segment, os_hint_huge_block). */
+  bool advised = kind == SEGMENT_NORMAL && os_hint_normal_segment(seg);
+  if (kind == SEGMENT_HUGE) os_hint_huge_block(seg, size);
+  segment_init_header(seg, size, kind, advised);
+  if (filled) seg->decommitted = 0;
+  atomic_fetch_add(&copy.reserved, size);
+  stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
+  copy_lock();
+  seg->copy_next = copy.segments;
+  if (copy.segments) copy.segments->copy_prev = seg;
+  copy.segments = seg;
+  segment_map_set(seg);
+  copy_unlock();
 }
 
 /* A segment of `size` bytes aligned to `alignment`, header initialised,
@@ -121,17 +146,12 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
   if (seg) return seg;
   seg = os_alloc_aligned(size, alignment);
   if (!seg) return NULL;
-  bool advised = kind == SEGMENT_NORMAL && os_hint_normal_segment(seg); /* before the header */
-  segment_init_header(seg, size, kind, advised);
-  if (kind == SEGMENT_HUGE) os_hint_huge_block(seg, size); /* after: see os_hint_huge_block */
-  atomic_fetch_add(&copy.reserved, size);
-  stats_committed((ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
-  copy_lock();
-  seg->copy_next = copy.segments;
-  if (copy.segments) copy.segments->copy_prev = seg;
-  copy.segments = seg;
-  segment_map_set(seg);
-  copy_unlock();
+  /* A huge segment at the usual alignment takes in the resident pages of
+   * cached segments (its header is written into moved memory, if any). A
+   * larger alignment places the block past unused units, not worth filling. */
+  bool filled = kind == SEGMENT_HUGE && alignment <= SEGMENT_SIZE &&
+                segment_fill_from_cache((uint8_t *)seg, size) > 0;
+  segment_register(seg, size, kind, filled);
   return seg;
 }
 
@@ -175,24 +195,38 @@ static uint64_t segment_schedule_purge(segment_t *seg) {
   return seg->purge_at_ms;
 }
 
-static void segment_unmap(segment_t *seg) {
-  copy_lock();
+/* Take a segment off copy.segments and the segment map: no longer this
+ * copy's, though still mapped. Lock held. */
+static void segment_forget(segment_t *seg) {
   if (seg->copy_prev)
     seg->copy_prev->copy_next = seg->copy_next;
   else
     copy.segments = seg->copy_next;
   if (seg->copy_next) seg->copy_next->copy_prev = seg->copy_prev;
   segment_map_clear(seg);
-  copy_unlock();
+}
+
+/* Take a forgotten segment out of the copy's statistics and erase its
+ * signature, before its memory goes (unmapped, or moved away). */
+static void segment_uncount(segment_t *seg) {
   atomic_fetch_sub(&copy.reserved, seg->size);
   stats_committed(-(ptrdiff_t)(HEADER_BYTES + slices_bytes(seg, ~seg->decommitted & SLICES_ALL)));
   signature_erase(seg);
+}
+
+static void segment_unmap(segment_t *seg) {
+  copy_lock();
+  segment_forget(seg);
+  copy_unlock();
+  segment_uncount(seg);
   os_free(seg, seg->size);
 }
 
 /* Take the cached segments whose purge is due off the cache: the normal ones
- * onto *expired, to be unmapped, the huge ones purged in place
- * (segment_huge_fit reuses a larger one's mapping). A forced pass
+ * onto *expired, to be unmapped, and the huge ones too where pages move
+ * (os_moves_pages: a purged huge segment is only ever taken at its exact
+ * size); elsewhere the huge ones are purged in place (segment_huge_fit
+ * reuses a larger one's mapping). A forced pass
  * (collect(true)) purges every cached segment in place: it stays registered
  * and mapped, as a program that just collected may well allocate again. A normal
  * segment that sat in the cache for the whole purge delay is not worth its
@@ -212,7 +246,7 @@ static void segment_cache_expire(bool force, uint64_t now, segment_t **expired) 
     if (!force && (!due || now < due)) {
       purger_note(due);
       link = &seg->list_next;
-    } else if (!force && seg->kind == SEGMENT_NORMAL) {
+    } else if (!force && (seg->kind == SEGMENT_NORMAL || os_moves_pages())) {
       *link = seg->list_next;
       copy.cache_count--;
       seg->list_next = *expired;
@@ -259,14 +293,17 @@ static void segment_copy_purge(bool force, uint64_t now) {
   }
 }
 
-/* Without a purger thread (purge_thread=0, Windows, a failed start) nothing
- * runs while a program is idle, so cached segments stay resident, newest
- * first, only up to a budget of one segment plus a quarter of the bytes in
- * use, and older ones are purged at once: that budget is what a program that
- * frees its memory and then sleeps keeps resident. It grows with the live
- * set, so a busy program's churn of whole segments (a huge block replaced,
- * threads handing memory on) reuses resident pages. With the purger, cached
- * segments age for the purge delay like every free slice. Lock held. */
+/* Without a purger thread (purge_thread=0, Windows, a failed start, a fork()
+ * child) nothing runs while a program is idle, so cached segments stay
+ * resident, newest first, only up to a budget of one segment plus a quarter
+ * of the bytes in use, and older ones are purged at once: that budget is
+ * what a program that frees its memory and then sleeps keeps resident. It
+ * grows with the live set, so a busy program's churn of whole segments (a
+ * huge block replaced, threads handing memory on) reuses resident pages.
+ * With the purger, cached segments age for the purge delay like every free
+ * slice; that includes the copy's first free, after which the purger starts
+ * (purger_running), so a block freed first is not purged at once. Lock
+ * held. */
 static void segment_cache_trim(void) {
   if (copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0 || purger_running()) return;
   size_t budget = SEGMENT_SIZE + relaxed_load(&copy.page_bytes) / 4, resident = 0;
@@ -493,8 +530,10 @@ static void segment_drop(segment_t *seg) {
 /* Make the body of a huge segment, up to `end` bytes from its start, the
  * committed memory of its new block: all of it fresh or purged (returns
  * true: it reads as zero where PRIM_PURGE_ZEROES), or resident up to
- * huge_extent (a cached segment kept resident), whose tail past `end` is
- * purged so a smaller block does not keep a larger one's pages. */
+ * huge_extent (a cached segment kept resident, or one filled with moved
+ * pages), whose whole HUGE_UNITs past `end` are purged so a smaller block
+ * does not keep a larger one's pages (only a larger cached segment has
+ * any: a segment of the exact size ends less than a unit past `end`). */
 static bool segment_huge_fit(segment_t *seg, size_t end) {
   bool fresh = seg->decommitted & SLICES_ALL;
   seg->decommitted = 0;
@@ -506,28 +545,25 @@ static bool segment_huge_fit(segment_t *seg, size_t end) {
   if (end > seg->huge_extent) {
     stats_committed((ptrdiff_t)(end - seg->huge_extent));
     seg->huge_extent = end;
-  } else if (end < seg->huge_extent && copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] >= 0 &&
-             os_purge((uint8_t *)seg + end, seg->huge_extent - end)) {
-    stats_committed(-(ptrdiff_t)(seg->huge_extent - end));
-    seg->huge_extent = end;
+  } else {
+    size_t keep = align_up(end, HUGE_UNIT);
+    if (keep < seg->huge_extent && copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] >= 0 &&
+        os_purge((uint8_t *)seg + keep, seg->huge_extent - keep)) {
+      stats_committed(-(ptrdiff_t)(seg->huge_extent - keep));
+      seg->huge_extent = keep;
+    }
   }
   return false;
 }
 
-/* A dedicated segment for one object of `size` bytes whose start is aligned to
- * `alignment`. The block starts at slice 1, or at `alignment` when larger. */
-static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
-  size_t offset = alignment > SLICE_SIZE ? alignment : SLICE_SIZE;
-  if (size > PTRDIFF_MAX - offset - SEGMENT_SIZE) return NULL;
-  size_t usable = align_up(size ? size : 1, os_page_size()), total = offset + usable;
-  segment_t *seg =
-      segment_obtain(total, alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
-  if (!seg) return NULL;
+/* The one page of a huge segment, holding a block of `usable` bytes at
+ * `offset` from its start, tagged as `heap`'s. */
+static page_t *segment_huge_page(heap_t *heap, segment_t *seg, size_t offset, size_t usable) {
   page_t *page = &seg->pages[1];
   for (size_t i = 1; i < SLICE_COUNT; i++)
     seg->page_of[i] = page;
   seg->free_slices = 0;
-  page->untouched = segment_huge_fit(seg, total);
+  page->untouched = segment_huge_fit(seg, offset + usable);
   page->slice_index = 1;
   page->start = (uint8_t *)seg + offset;
   page->capacity = page->reserved = 1;
@@ -538,6 +574,19 @@ static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
   relaxed_store(&seg->heap, heap);
   stats_page_bytes((ptrdiff_t)usable);
   return page;
+}
+
+/* A dedicated segment for one object of `size` bytes whose start is aligned to
+ * `alignment`. The block starts at slice 1, or at `alignment` when larger. */
+static page_t *segment_huge_alloc(heap_t *heap, size_t size, size_t alignment) {
+  size_t offset = alignment > SLICE_SIZE ? alignment : SLICE_SIZE;
+  if (size > PTRDIFF_MAX - offset - SEGMENT_SIZE) return NULL;
+  size_t usable = align_up(size ? size : 1, os_page_size()), total = offset + usable;
+  /* Whole units: segment_fill_from_cache moves a unit at a time. */
+  segment_t *seg =
+      segment_obtain(align_up(total, HUGE_UNIT),
+                     alignment > SEGMENT_SIZE ? alignment : SEGMENT_SIZE, SEGMENT_HUGE);
+  return seg ? segment_huge_page(heap, seg, offset, usable) : NULL;
 }
 
 static void segment_huge_free(segment_t *seg) {

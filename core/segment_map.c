@@ -26,6 +26,14 @@ static void segment_map_clear(segment_t *seg) {
     relaxed_store(&segment_map[first + i], 0);
 }
 
+/* A huge segment becomes `size` bytes (segment_shrink): the units past
+ * it are no longer this copy's. */
+static void segment_map_shrink(segment_t *seg, size_t size) {
+  size_t first = map_index(seg), units = (seg->size + SEGMENT_MASK) >> SEGMENT_SHIFT;
+  for (size_t i = (size + SEGMENT_MASK) >> SEGMENT_SHIFT; i < units; i++)
+    relaxed_store(&segment_map[first + i], 0);
+}
+
 /* The segment of this copy that contains p, or NULL. */
 static segment_t *segment_map_lookup(const void *p) {
   size_t index = map_index(p);

@@ -19,6 +19,14 @@
 
 #define MIB ((size_t)1 << 20)
 
+/* Linux moves cached pages into new huge segments (os_moves_pages), so a
+ * reused block need not stay at its old address. */
+#if defined(__linux__)
+#define PAGES_MOVE 1
+#else
+#define PAGES_MOVE 0
+#endif
+
 static size_t committed_bytes(void) {
   nsalloc_stats_t stats;
   nsalloc_stats(&stats);
@@ -89,9 +97,47 @@ static uint8_t *freed_dirty_block(size_t size, uint8_t fill) {
   return p;
 }
 
-/* A freed huge block's segment stays cached and resident (within the purge
- * delay and the cache's resident budget), and a smaller request takes it: same address, no new
- * mapping, and the tail the new block does not cover is given back. */
+/* Where pages move (Linux: docs/architecture.md, "The segment cache"), a
+ * smaller request takes the units it needs from the end of a larger cached
+ * segment into a new mapping, pages and contents as they were (not
+ * refaulted), and the rest stays cached: a stale pointer into it is still
+ * this copy's memory but no block. */
+#if PAGES_MOVE
+static void test_smaller_block_reuses_and_trims(void) {
+  long delay = keep_cache_resident();
+  uint8_t *big = freed_dirty_block(20 * MIB, 0xA5);
+  size_t committed_big = committed_bytes();
+  nsalloc_stats_t before, after;
+  nsalloc_stats(&before);
+  uint8_t *small = nsalloc_malloc(6 * MIB);
+  nsalloc_stats(&after);
+  CHECK(small != NULL && small != big);
+  CHECK_EQ(after.os_maps, before.os_maps + 1); /* the new segment's mapping */
+  /* the big block's last pages (2 MiB units: the 6 MiB block takes units 7-10 of
+   * 11, all but 64 KiB of them written; this build's default geometry) */
+  CHECK(small && all_bytes(small, 6 * MIB, 0xA5));
+  size_t moved = resident_pages(small, 6 * MIB);
+  CHECK(moved == 6 * MIB / 4096 || moved == SIZE_MAX);
+  /* the 11 units of the 20 MiB block: 4 moved, 7 cached, all still counted */
+  CHECK(after.committed_bytes + MIB >= committed_big);
+  CHECK(nsalloc_usable_size(small) >= 6 * MIB && nsalloc_usable_size(small) < 7 * MIB);
+  nsalloc_set_foreign_policy(NSALLOC_POLICY_REPORT, NULL);
+  nsalloc_set_message_handler(count_message, NULL);
+  messages = 0;
+  nsalloc_free(big + 12 * MIB);
+  CHECK(nsalloc_realloc(big + 12 * MIB, 100) == NULL);
+  CHECK_EQ(messages, 2);
+  nsalloc_set_message_handler(NULL, NULL);
+  nsalloc_set_foreign_policy(NSALLOC_POLICY_ABORT, NULL);
+  CHECK(nsalloc_owns(big + 12 * MIB) && !nsalloc_owns(big + 16 * MIB)); /* 14 MiB left */
+  nsalloc_free(small);
+  restore_purging(delay);
+}
+#else
+/* Elsewhere a freed huge block's segment stays cached and resident (within
+ * the purge delay and the cache's resident budget), and a smaller request
+ * takes it: same address, no new mapping, and the whole units of the tail
+ * the new block does not cover are given back. */
 static void test_smaller_block_reuses_and_trims(void) {
   long delay = keep_cache_resident();
   uint8_t *big = freed_dirty_block(20 * MIB, 0xA5);
@@ -121,22 +167,25 @@ static void test_smaller_block_reuses_and_trims(void) {
   nsalloc_free(small);
   restore_purging(delay);
 }
+#endif
 
 /* calloc on a reused segment: its front is resident and dirty, its tail was
- * purged; both must read as zero, and a larger block than the one before
- * counts its new tail as committed again. */
+ * purged (or, where pages move, all of it is dirty moved pages); both must
+ * read as zero, and a larger block than the one before counts its new tail
+ * as committed again. */
 static void test_calloc_on_reused_segment_is_zero(void) {
   long delay = keep_cache_resident();
   uint8_t *p = freed_dirty_block(24 * MIB, 0x5A);
-  uint8_t *q = nsalloc_malloc(8 * MIB); /* keeps 8 MiB resident, purges 16 */
-  CHECK(q == p);
+  uint8_t *q = nsalloc_malloc(8 * MIB); /* keeps 8 MiB resident, purges 16 (moves 10 units) */
+  CHECK(PAGES_MOVE || q == p);
   memset(q, 0x5A, 8 * MIB);
   nsalloc_free(q);
   size_t committed_small = committed_bytes();
   uint8_t *z = nsalloc_calloc(1, 20 * MIB);
-  CHECK(z == p);
+  CHECK(PAGES_MOVE || z == p);
   CHECK(z && all_bytes(z, 20 * MIB, 0));
-  CHECK(committed_bytes() >= committed_small + 12 * MIB);
+  /* in place, the regrown tail is committed again (moved pages were) */
+  CHECK(PAGES_MOVE || committed_bytes() >= committed_small + 12 * MIB);
   nsalloc_free(z);
   restore_purging(delay);
 }
@@ -206,11 +255,19 @@ static void test_random_cycles_balance_committed_memory(void) {
   for (size_t k = 0; k < LIVE; k++)
     nsalloc_free(blocks[k]);
   nsalloc_collect(true);
-  /* What stays committed is the headers of the (at most 8) cached segments,
-   * under 64 KiB each; a drift in the tails' accounting would be MiBs, or a
-   * wrapped, enormous count. */
+  /* What stays committed is the headers of the cached segments, 8 KiB each
+   * (where pages move, the shrunk huge segments make more of them: 15 here,
+   * 35 with purge_thread=0, whose trim purges them before a fill can take
+   * them resident; and fills take in segments cached before, so there may
+   * be fewer than at the start); a drift in the tails' accounting would be
+   * MiBs, or a wrapped, enormous count. */
   size_t committed_after = committed_bytes();
-  CHECK(committed_after >= committed_before && committed_after - committed_before <= 8 * 65536);
+  nsalloc_stats_t stats;
+  nsalloc_stats(&stats);
+  fprintf(stderr, "committed: %zu before, %zu after; %zu segments\n", committed_before,
+          committed_after, stats.segments);
+  CHECK(committed_after <= committed_before + 8 * 65536 &&
+        committed_before <= committed_after + 8 * 65536);
 }
 
 #if defined(__linux__) && defined(__x86_64__)

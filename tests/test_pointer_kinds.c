@@ -186,12 +186,13 @@ static void huge_header(made *m, char *stack) {
   (void)stack;
   m->p = (char *)((uintptr_t)nsalloc_malloc(HUGE) & ~(SEGMENT - 1)) + 64;
 }
-/* Just past a huge block: past its segment's end too (the segment is sized to
- * the block), so not this copy's memory. */
+/* Past a huge block's segment: not this copy's memory. The segment is whole
+ * units of half a segment (core/internal.h HUGE_UNIT: 2 MiB here), so it ends
+ * less than 2 MiB past the block. */
 static void huge_past_end(made *m, char *stack) {
   (void)stack;
   char *huge = nsalloc_malloc(HUGE);
-  m->p = huge + nsalloc_usable_size(huge) + 4096;
+  m->p = huge + nsalloc_usable_size(huge) + ((size_t)2 << 20) + 4096;
 }
 
 static const kind_row kinds[] = {

@@ -26,6 +26,15 @@
  *     supported, or large pages are switched off (Linux: THP mode "never",
  *     or PR_SET_THP_DISABLE). The range keeps its contract: prim_purge of
  *     part of it still gives those pages back (Linux splits the large page).
+ *   - prim_move(dst, src, size): move the pages of [src, src + size) to
+ *     [dst, dst + size), resident ones staying resident with their contents,
+ *     without copying them; both ranges are multiples of prim_page_size(),
+ *     disjoint, and each lies inside ONE mapping (the caller's guarantee: on
+ *     Linux before 6.17 a range across two mappings fails). `dst` is a range
+ *     the core mapped and keeps: afterwards it holds the moved pages and `src`
+ *     is unmapped. Returns false when nothing moved; `dst` is then mapped,
+ *     zero-filled or as it was, and `src` as it was. PRIM_MOVES_PAGES is 1
+ *     where it can succeed (Linux: mremap), 0 where it always returns false.
  *   - prim_page_size(): the OS page size, read at run time (4 KiB on x86-64;
  *     4, 16 or 64 KiB on aarch64 kernels; 16 KiB on Apple silicon).
  *
@@ -143,6 +152,7 @@ static void *prim_map_aligned(size_t size, size_t alignment);
 static void prim_unmap(void *p, size_t size);
 static bool prim_purge(void *p, size_t size);
 static bool prim_hint_huge_pages(void *p, size_t size);
+static bool prim_move(void *dst, void *src, size_t size);
 static size_t prim_page_size(void);
 /* threads */
 static inline uintptr_t prim_thread_id(void);

@@ -117,6 +117,36 @@ static bool prim_hint_huge_pages(void *p, size_t size) {
 #endif
 }
 
+#if defined(__linux__) && defined(MREMAP_FIXED)
+#define PRIM_MOVES_PAGES 1
+/* mremap moves the page tables, not the bytes. With MREMAP_FIXED the kernel
+ * unmaps `dst` first, so a failure after that point (a range across two
+ * mappings on kernels before 6.17, the kernel out of memory) leaves a hole
+ * there: map zero pages back in. MAP_FIXED_NOREPLACE never takes another
+ * mapping's place; EEXIST means `dst` was never unmapped (the kernel failed
+ * before, e.g. at the mapping-count limit). */
+static bool prim_move(void *dst, void *src, size_t size) {
+  int saved = errno;
+  bool moved = mremap(src, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst) == dst;
+#if defined(MAP_FIXED_NOREPLACE)
+  if (!moved) {
+    void *back =
+        mmap(dst, size, PROT_READ | PROT_WRITE, PRIM_MAP_FLAGS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (back != MAP_FAILED && back != dst) munmap(back, size); /* a kernel before 4.17: a hint */
+  }
+#endif
+  errno = saved;
+  return moved;
+}
+#else
+/* macOS and FreeBSD have no call that moves pages to a chosen address. */
+#define PRIM_MOVES_PAGES 0
+static bool prim_move(void *dst, void *src, size_t size) {
+  (void)dst, (void)src, (void)size;
+  return false;
+}
+#endif
+
 static size_t prim_page_size(void) {
   long size = sysconf(_SC_PAGESIZE);
   return size > 0 ? (size_t)size : 4096;

@@ -72,6 +72,13 @@ static bool prim_hint_huge_pages(void *p, size_t size) {
   return false;
 }
 
+/* VirtualAlloc memory cannot be moved to another address without copying. */
+#define PRIM_MOVES_PAGES 0
+static bool prim_move(void *dst, void *src, size_t size) {
+  (void)dst, (void)src, (void)size;
+  return false;
+}
+
 static size_t prim_page_size(void) {
   SYSTEM_INFO info;
   GetSystemInfo(&info);
