@@ -60,7 +60,7 @@ BASELINE_RUN_FACTOR = 3  # the committed medians pool three times the runs
 FAULT_PROGRAMS = {
     "faults.larson": (["larson", "n=4000000", "threads=2"], 15, False),
     "faults.mstress": (["mstress", "n=2000000", "threads=2"], 15, False),
-    "faults.large-churn": (["large-churn", "n=20", "threads=2"], 5, False),
+    "faults.large-churn": (["large-churn", "n=20", "threads=2"], 9, False),
 }
 INSTRUCTION_METRICS = ["pair.module", "pair.override", "live-set.module", "live-set.override"]
 METRICS = INSTRUCTION_METRICS + list(FAULT_PROGRAMS)
