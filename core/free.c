@@ -56,15 +56,21 @@ static inline void free_local(page_t *page, block_t *block) {
 }
 
 /* Push onto the page's thread_free list; notify the owner when the page is
- * parked (see page.c for why the segment stays valid meanwhile). */
-static void free_remote(page_t *page, block_t *block) {
+ * parked (see page.c for why the segment stays valid meanwhile). Inline: it
+ * is the tail of the fast path for a block of another heap, one CAS. */
+static inline void free_remote(page_t *page, block_t *block) {
   block->tag = (uintptr_t)page;
-  uintptr_t head = thread_free_bits(page, block);
+  uintptr_t pushed = thread_free_bits(page, block) + TF_COUNT_ONE; /* the new head, one more */
   uintptr_t old = relaxed_load(&page->thread_free), desired;
   do {
     block->next = thread_free_head(page, old);
-    uintptr_t flags = (old & TF_FULL) ? TF_NOTIFYING : (old & TF_NOTIFYING);
-    desired = ((old & ~(TF_HEAD_MASK | TF_FULL | TF_NOTIFYING)) + TF_COUNT_ONE) | flags | head;
+    /* old less its head is the count and the flags (no other bit is ever
+     * set); adding TF_FULL to it turns TF_FULL into TF_NOTIFYING, since the
+     * two are never set together (TF_FULL is set only on an empty list,
+     * TF_NOTIFYING only on a non-empty one, which the owner does not collect
+     * while it is set: page.c). The count cannot carry out: it never exceeds
+     * a page's block count. */
+    desired = (old - (old & TF_HEAD_MASK)) + (old & TF_FULL) + pushed;
   } while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &old, desired,
                                                   memory_order_release, memory_order_relaxed));
   if (old & TF_FULL) page_notify_owner(page); /* else: not parked, or another free notifies */
@@ -115,15 +121,40 @@ static noinline void free_slow_default(void *p, page_t *page, void *forward_ctx)
   free_slow(p, page, thread_heap(), OP_FREE, forward_ctx);
 }
 
+/* The fast paths of a free by a caller whose pages carry the owner key
+ * `key`: p is a live block start (live_block_page, checked once), and then
+ *  - the page's owner key is `key`: the caller's heap owns the page, a local
+ *    push;
+ *  - it is another non-zero key: the page is on the queue of another heap
+ *    (every page of the caller's heap has the key `key` or, parked or large,
+ *    0: page.c, heap.c), a remote push, without asking which heap is the
+ *    caller's (for the default heap, a TLS descriptor call). A key read just
+ *    before it changes is harmless: it changes from one heap's key to 0 (the
+ *    owner parks the page, under TF_FULL, which the push handles) or, when an
+ *    abandoned segment is adopted, from 0 to the adopter's key; a key other
+ *    than the caller's never becomes the caller's while the caller runs here.
+ * Returns false, with *page_out p's page or NULL, when neither applies: NULL,
+ * foreign, invalid and huge pointers, and pages with key 0 (parked, large or
+ * abandoned), which the slow path classifies. */
+static inline bool free_fast(void *p, uintptr_t key, page_t **page_out) {
+  page_t *page = live_block_page(p);
+  *page_out = page;
+  if (unlikely(page == NULL)) return false;
+  if (likely(fast_load(uintptr_t, &page->owner) == key))
+    free_local(page, p);
+  else if (relaxed_load(&page->owner) != 0)
+    free_remote(page, p);
+  else
+    return false;
+  return true;
+}
+
 /* free() on the default heap. forward_ctx NULL stands for the registered
  * ctx, read only by the forward itself: loading it here would cost the fast
  * path an instruction. */
 static inline void free_default(void *p, void *forward_ctx) {
-  page_t *page = live_block_page(p);
-  if (likely(page != NULL && fast_load(uintptr_t, &page->owner) == prim_thread_id()))
-    free_local(page, p);
-  else
-    free_slow_default(p, page, forward_ctx);
+  page_t *page;
+  if (unlikely(!free_fast(p, prim_thread_id(), &page))) free_slow_default(p, page, forward_ctx);
 }
 
 void nsalloc_free(void *p) {
@@ -140,9 +171,6 @@ void nsalloc_free_sized(void *p, size_t size) {
 }
 
 void nsalloc_heap_free(nsalloc_heap_t *heap, void *p) {
-  page_t *page = live_block_page(p);
-  if (likely(page != NULL && fast_load(uintptr_t, &page->owner) == (uintptr_t)heap))
-    free_local(page, p);
-  else
-    free_slow(p, page, heap, OP_HEAP_FREE, NULL);
+  page_t *page;
+  if (unlikely(!free_fast(p, (uintptr_t)heap, &page))) free_slow(p, page, heap, OP_HEAP_FREE, NULL);
 }
