@@ -55,14 +55,21 @@ static inline void free_local(page_t *page, block_t *block) {
   if (unlikely(used == 0) && (page->in_full || page->prev || page->next)) free_local_emptied(page);
 }
 
-/* Push onto the page's thread_free list; notify the owner when the page is
- * parked (see page.c for why the segment stays valid meanwhile). Inline: it
- * is the tail of the fast path for a block of another heap, one CAS. */
-static inline void free_remote(page_t *page, block_t *block) {
+/* Push onto the page's thread_free list. A page that is parked (TF_FULL:
+ * off its queue, page.c) must be brought back by its owner: with `notify`,
+ * the push clears TF_FULL and notifies the owner (see page.c for why the
+ * segment stays valid meanwhile); without, a parked page is left alone and
+ * false returned, for the slow path (a parked page of the caller's own heap
+ * is unparked there, not pushed onto). Inline: without `notify` it is the
+ * tail of the fast path for a block of another heap, one CAS. */
+static inline bool free_remote(page_t *page, block_t *block, bool notify) {
+  /* Before the CAS publishes the block: once it does, the owner may take it
+   * and clear the tag. */
   block->tag = (uintptr_t)page;
   uintptr_t pushed = thread_free_bits(page, block) + TF_COUNT_ONE; /* the new head, one more */
   uintptr_t old = relaxed_load(&page->thread_free), desired;
   do {
+    if (!notify && (old & TF_FULL)) return false;
     block->next = thread_free_head(page, old);
     /* old less its head is the count and the flags (no other bit is ever
      * set); adding TF_FULL to it turns TF_FULL into TF_NOTIFYING, since the
@@ -73,7 +80,10 @@ static inline void free_remote(page_t *page, block_t *block) {
     desired = (old - (old & TF_HEAD_MASK)) + (old & TF_FULL) + pushed;
   } while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &old, desired,
                                                   memory_order_release, memory_order_relaxed));
-  if (old & TF_FULL) page_notify_owner(page); /* else: not parked, or another free notifies */
+  /* Without `notify`, old has no TF_FULL here (tested before the CAS). */
+  if (notify && (old & TF_FULL))
+    page_notify_owner(page); /* else: not parked, or another free notifies */
+  return true;
 }
 
 /* Free the live block p of `page` for a caller using `local_heap` (its
@@ -81,7 +91,7 @@ static inline void free_remote(page_t *page, block_t *block) {
  * that heap - a parked page going back on its queue first - else remotely. */
 static void free_block(page_t *page, void *p, heap_t *local_heap) {
   if (relaxed_load(&segment_of(page)->heap) != local_heap) {
-    free_remote(page, p);
+    free_remote(page, p, true);
     return;
   }
   if (page->in_full && relaxed_load(&page->kind) == PAGE_BINNED) page_unpark(local_heap, page);
@@ -125,28 +135,28 @@ static noinline void free_slow_default(void *p, page_t *page, void *forward_ctx)
  * `key`: p is a live block start (live_block_page, checked once), and then
  *  - the page's owner key is `key`: the caller's heap owns the page, a local
  *    push;
- *  - it is another non-zero key: the page is on the queue of another heap
- *    (every page of the caller's heap has the key `key` or, parked or large,
- *    0: page.c, heap.c), a remote push, without asking which heap is the
- *    caller's (for the default heap, a TLS descriptor call). A key read just
- *    before it changes is harmless: it changes from one heap's key to 0 (the
- *    owner parks the page, under TF_FULL, which the push handles) or, when an
- *    abandoned segment is adopted, from 0 to the adopter's key; a key other
- *    than the caller's never becomes the caller's while the caller runs here.
+ *  - else, unless the page is parked (TF_FULL), a remote push, without
+ *    asking which heap is the caller's (for the default heap, a TLS
+ *    descriptor call). A page of the caller's heap has the key `key` except
+ *    while it is parked (key 0 and TF_FULL: binned pages off their queue,
+ *    and large pages, parked from birth; page.c, heap.c), so a page with
+ *    another key and no TF_FULL is another heap's. Both are changed only by
+ *    the page's owner: a key read just before it changes is the old owner's,
+ *    a push racing with the parking meets TF_FULL in its CAS, and neither
+ *    ever becomes the caller's key or clears the caller's TF_FULL while the
+ *    caller is here.
  * Returns false, with *page_out p's page or NULL, when neither applies: NULL,
- * foreign, invalid and huge pointers, and pages with key 0 (parked, large or
- * abandoned), which the slow path classifies. */
+ * foreign, invalid and huge pointers, and parked pages (of any heap), which
+ * the slow path classifies and routes. */
 static inline bool free_fast(void *p, uintptr_t key, page_t **page_out) {
   page_t *page = live_block_page(p);
   *page_out = page;
   if (unlikely(page == NULL)) return false;
-  if (likely(fast_load(uintptr_t, &page->owner) == key))
+  if (likely(fast_load(uintptr_t, &page->owner) == key)) {
     free_local(page, p);
-  else if (relaxed_load(&page->owner) != 0)
-    free_remote(page, p);
-  else
-    return false;
-  return true;
+    return true;
+  }
+  return free_remote(page, p, false);
 }
 
 /* free() on the default heap. forward_ctx NULL stands for the registered
