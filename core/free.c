@@ -1,13 +1,14 @@
 /*
  * free.c - giving blocks back.
  *
- * The fast path (live_block_page, an owner-key compare, free_local) serves
- * the common case in a few dozen instructions: a live block start of this
- * copy (segment map, page, divisibility, tag), in a page whose owner key is
- * the caller's (the thread id for a default heap, the heap's address for a
- * first-class heap). A live block of another owner goes straight to the
- * remote free; only what the fast check could not classify - NULL, foreign
- * and invalid pointers, huge blocks - takes the full free_checked().
+ * The fast path (live_block_page, an owner-key compare, then free_local or
+ * the remote push) serves the common cases in a few dozen instructions: a
+ * live block start of this copy (segment map, page, divisibility, tag), in a
+ * page whose owner key is the caller's (the thread id for a default heap, the
+ * heap's address for a first-class heap), or in another heap's page that is
+ * not parked (free_fast). A parked page goes through free_block; only what
+ * the fast check could not classify - NULL, foreign and invalid pointers,
+ * huge blocks - takes the full free_checked().
  */
 #include "internal.h"
 
