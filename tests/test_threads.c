@@ -378,6 +378,42 @@ static void test_shared_slots_many_threads(void) {
   CHECK_EQ(in_use_bytes(), base);
 }
 
+/* Blocks another thread frees into this thread's full (parked) pages bring
+ * the pages back: freeing every other block of a large set on a second
+ * thread and allocating as many again here must not grow the pages (for the
+ * default heap and a first-class heap). The first remote free onto a parked
+ * page is the one that must notify the owner (docs/architecture.md). */
+enum { REMOTE_REUSE_COUNT = 100000 };
+static void *remote_reuse_blocks[REMOTE_REUSE_COUNT];
+static void *free_every_other(void *arg) {
+  (void)arg;
+  for (int i = 0; i < REMOTE_REUSE_COUNT; i += 2)
+    nsalloc_free(remote_reuse_blocks[i]);
+  return NULL;
+}
+static void remote_reuse_scenario(nsalloc_heap_t *heap) {
+  void **blocks = remote_reuse_blocks;
+  for (int i = 0; i < REMOTE_REUSE_COUNT; i++)
+    blocks[i] = heap ? nsalloc_heap_malloc(heap, 64) : nsalloc_malloc(64);
+  nsalloc_stats_t before, after;
+  nsalloc_stats(&before);
+  pthread_t id;
+  CHECK(pthread_create(&id, NULL, free_every_other, NULL) == 0);
+  pthread_join(id, NULL);
+  for (int i = 0; i < REMOTE_REUSE_COUNT; i += 2)
+    blocks[i] = heap ? nsalloc_heap_malloc(heap, 64) : nsalloc_malloc(64);
+  nsalloc_stats(&after);
+  CHECK_EQ(after.page_bytes, before.page_bytes);
+  for (int i = 0; i < REMOTE_REUSE_COUNT; i++)
+    nsalloc_free(blocks[i]);
+}
+static void test_remote_frees_bring_full_pages_back(void) {
+  remote_reuse_scenario(NULL);
+  nsalloc_heap_t *heap = nsalloc_heap_new();
+  remote_reuse_scenario(heap);
+  nsalloc_heap_destroy(heap);
+}
+
 int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_cross_thread_both_directions),
@@ -387,6 +423,7 @@ int main(int argc, char **argv) {
       TEST(test_heap_destroy_after_remote_frees),
       TEST(test_heap_destroy_spares_exited_threads_blocks),
       TEST(test_shared_slots_many_threads),
+      TEST(test_remote_frees_bring_full_pages_back),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
