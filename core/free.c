@@ -133,8 +133,8 @@ static noinline void free_slow(void *p, page_t *page, heap_t *local_heap, enum a
 
 /* Out of line so that reaching the TLS heap costs the default free's fast
  * path no stack frame. */
-static noinline void free_slow_default(void *p, page_t *page, void *forward_ctx) {
-  free_slow(p, page, thread_heap(), OP_FREE, forward_ctx);
+static noinline void free_slow_default(void *p, page_t *page, enum api_op op, void *forward_ctx) {
+  free_slow(p, page, thread_heap(), op, forward_ctx);
 }
 
 /* The fast paths of a free by a caller whose pages carry the owner key
@@ -165,25 +165,25 @@ static inline bool free_fast(void *p, uintptr_t key, page_t **page_out) {
   return free_remote(page, p, false);
 }
 
-/* free() on the default heap. forward_ctx NULL stands for the registered
- * ctx, read only by the forward itself: loading it here would cost the fast
- * path an instruction. */
-static force_inline void free_default(void *p, void *forward_ctx) {
+/* free() on the default heap; `op` names the call in diagnostics. forward_ctx
+ * NULL stands for the registered ctx, read only by the forward itself:
+ * loading it here would cost the fast path an instruction. */
+static force_inline void free_default(void *p, enum api_op op, void *forward_ctx) {
   page_t *page;
-  if (unlikely(!free_fast(p, prim_thread_id(), &page))) free_slow_default(p, page, forward_ctx);
+  if (unlikely(!free_fast(p, prim_thread_id(), &page))) free_slow_default(p, page, op, forward_ctx);
 }
 
 void nsalloc_free(void *p) {
-  free_default(p, NULL);
+  free_default(p, OP_FREE, NULL);
 }
 
 void nsalloc_forwarding_free(void *p, void *forward_ctx) {
-  free_default(p, forward_ctx);
+  free_default(p, OP_FREE, forward_ctx);
 }
 
 void nsalloc_free_sized(void *p, size_t size) {
   (void)size; /* the page knows the size; nothing to gain from trusting the caller */
-  free_checked(p, thread_heap(), OP_FREE_SIZED, NULL);
+  free_default(p, OP_FREE_SIZED, NULL);
 }
 
 void nsalloc_heap_free(nsalloc_heap_t *heap, void *p) {
