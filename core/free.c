@@ -141,19 +141,22 @@ static noinline void free_slow_default(void *p, page_t *page, enum api_op op, vo
  * `key`: p is a live block start (live_block_page, checked once), and then
  *  - the page's owner key is `key`: the caller's heap owns the page, a local
  *    push;
- *  - else, unless the page is parked (TF_FULL), a remote push, without
- *    asking which heap is the caller's (for the default heap, a TLS
- *    descriptor call). A page of the caller's heap has the key `key` except
- *    while it is parked (key 0 and TF_FULL: binned pages off their queue,
- *    and large pages, parked from birth; page.c, heap.c), so a page with
- *    another key and no TF_FULL is another heap's. Both are changed only by
- *    the page's owner: a key read just before it changes is the old owner's,
- *    a push racing with the parking meets TF_FULL in its CAS, and neither
- *    ever becomes the caller's key or clears the caller's TF_FULL while the
- *    caller is here.
+ *  - else, unless the page has TF_FULL, a remote push, without asking which
+ *    heap is the caller's (for the default heap, a TLS descriptor call).
+ * A page of the caller's heap has another key only while it is parked (key
+ * 0: binned pages off their queue, and large pages, parked from birth;
+ * page.c, heap.c), and a parked page has TF_FULL until the first remote
+ * free onto it clears it and notifies the owner. So a page without TF_FULL
+ * and with another key is another heap's, or the caller's own parked page
+ * already flagged for its owner's sweep (heap_sweep_full_pages): a push onto
+ * its thread_free is collected by that sweep, as any remote free is. The key
+ * and the setting of TF_FULL are the owner's alone: a key read just before
+ * it changes is the old owner's, and a page parked after its word was read
+ * makes the CAS fail and is seen on the retry.
  * Returns false, with *page_out p's page or NULL, when neither applies: NULL,
- * foreign, invalid and huge pointers, and parked pages (of any heap), which
- * the slow path classifies and routes. */
+ * foreign, invalid and huge pointers, and pages with TF_FULL (of any heap),
+ * which the slow path classifies and routes (the owner's own parked page is
+ * unparked there; another heap's is pushed onto with the notify). */
 static inline bool free_fast(void *p, uintptr_t key, page_t **page_out) {
   page_t *page = live_block_page(p);
   *page_out = page;
