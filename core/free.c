@@ -52,8 +52,11 @@ static inline void free_local(page_t *page, block_t *block) {
   page_used_set(page, used);
   /* The only page of its bin stays (page.c): a queued page without
    * neighbours is that page, which the links tell without loading the heap.
-   * A malloc/free pair in a loop empties it on every free. */
-  if (unlikely(used == 0) && (page->in_full || page->prev || page->next)) free_local_emptied(page);
+   * A malloc/free pair in a loop empties it on every free, so the three
+   * fields are or-ed into one test rather than tested in turn. */
+  if (unlikely(used == 0) &&
+      ((uintptr_t)page->prev | (uintptr_t)page->next | (uintptr_t)page->in_full) != 0)
+    free_local_emptied(page);
 }
 
 /* Push onto the page's thread_free list. A page that is parked (TF_FULL:
