@@ -43,8 +43,13 @@ static noinline void free_local_emptied(page_t *page) {
   purger_poll();
 }
 
-/* Push onto the local list. Caller: the thread using the page's heap. */
-static inline void free_local(page_t *page, block_t *block) {
+/* Push onto the local list. Caller: the thread using the page's heap;
+ * `queued` when the page is known to be on its bin queue (in_full 0): a
+ * page found through its owner key is (free_fast), since every page that
+ * leaves its queue gets key 0 before its owner returns to its caller
+ * (page_settle parks it; large pages are parked from birth; adoption and
+ * heap_find_page settle at once). */
+static inline void free_local(page_t *page, block_t *block, bool queued) {
   block->tag = (uintptr_t)page;
   block->next = page->local_free;
   page->local_free = block;
@@ -52,10 +57,10 @@ static inline void free_local(page_t *page, block_t *block) {
   page_used_set(page, used);
   /* The only page of its bin stays (page.c): a queued page without
    * neighbours is that page, which the links tell without loading the heap.
-   * A malloc/free pair in a loop empties it on every free, so the three
-   * fields are or-ed into one test rather than tested in turn. */
-  if (unlikely(used == 0) &&
-      ((uintptr_t)page->prev | (uintptr_t)page->next | (uintptr_t)page->in_full) != 0)
+   * A malloc/free pair in a loop empties it on every free, so the fields are
+   * or-ed into one test rather than tested in turn. */
+  uintptr_t off_queue = queued ? 0 : page->in_full;
+  if (unlikely(used == 0) && ((uintptr_t)page->prev | (uintptr_t)page->next | off_queue) != 0)
     free_local_emptied(page);
 }
 
@@ -104,7 +109,7 @@ static void free_block(page_t *page, void *p, heap_t *local_heap) {
     return;
   }
   if (page->in_full && relaxed_load(&page->kind) == PAGE_BINNED) page_unpark(local_heap, page);
-  free_local(page, p);
+  free_local(page, p, false);
 }
 
 /* The general free: classifies p with locate() and routes it. A foreign p
@@ -165,7 +170,7 @@ static inline bool free_fast(void *p, uintptr_t key, page_t **page_out) {
   *page_out = page;
   if (unlikely(page == NULL)) return false;
   if (likely(fast_load(uintptr_t, &page->owner) == key)) {
-    free_local(page, p);
+    free_local(page, p, true);
     return true;
   }
   return free_remote(page, p, false);
