@@ -28,11 +28,19 @@ static void *heap_calloc_impl(heap_t *heap, size_t count, size_t size) {
 }
 
 static void *heap_aligned_impl(heap_t *heap, size_t alignment, size_t size) {
-  if (!is_power_of_two(alignment)) {
+  if (alignment <= MIN_ALIGN) {
+    if (!is_power_of_two(alignment)) {
+      errno = EINVAL;
+      return NULL;
+    }
+    return heap_alloc(heap, size);
+  }
+  /* Above MIN_ALIGN, alignment is not 0: one test tells a power of two
+   * (is_power_of_two's zero test would be one compare and branch more). */
+  if ((alignment & (alignment - 1)) != 0) {
     errno = EINVAL;
     return NULL;
   }
-  if (alignment <= MIN_ALIGN) return heap_alloc(heap, size);
   /* Fast path: the size's next free block when it happens to be aligned. It
    * always is in a bin whose block size is a multiple of the alignment (pages
    * start on slice boundaries), which is the bin the slow path picks for

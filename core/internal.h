@@ -57,6 +57,10 @@
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define noinline    __attribute__((noinline))
+/* For a fast path inlined into more than one exported function, which a
+ * compiler might otherwise keep out of line once it grows (clang does for
+ * free's). */
+#define force_inline inline __attribute__((always_inline))
 
 /* ---- geometry ----------------------------------------------------------- */
 /* NSALLOC_SEGMENT_SHIFT (21..23, default 22: 4 MiB segments) is the one

@@ -22,6 +22,8 @@
 #include "test_util.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +164,47 @@ static void double_free(made *m, char *stack) {
   m->p = nsalloc_malloc(100);
   nsalloc_free(m->p);
 }
+/* Blocks of another thread's heap: the helper allocates them and then stays
+ * alive (it waits until the child exits), so its pages keep its owner key and
+ * this thread's free takes the remote fast path. */
+typedef struct helper_s {
+  size_t size;
+  char *block;
+  sem_t done, never;
+} helper_t;
+static void *helper_thread(void *arg) {
+  helper_t *h = arg;
+  h->block = nsalloc_malloc(h->size);
+  test_fill(h->block, h->size, 7);
+  sem_post(&h->done);
+  sem_wait(&h->never);
+  return NULL;
+}
+static char *other_thread_block(size_t size) {
+  static helper_t h;
+  h.size = size;
+  pthread_t thread;
+  CHECK(sem_init(&h.done, 0, 0) == 0 && sem_init(&h.never, 0, 0) == 0 &&
+        pthread_create(&thread, NULL, helper_thread, &h) == 0);
+  sem_wait(&h.done);
+  return h.block;
+}
+static void remote_small(made *m, char *stack) {
+  (void)stack;
+  m->p = other_thread_block(100);
+  m->size = 100;
+}
+static void remote_interior(made *m, char *stack) {
+  (void)stack;
+  m->p = other_thread_block(100) + 16;
+}
+/* Freed once by this thread (pushed onto the other thread's page), then
+ * handed again. */
+static void remote_double_free(made *m, char *stack) {
+  (void)stack;
+  m->p = other_thread_block(100);
+  nsalloc_free(m->p);
+}
 /* A page whose blocks were all freed and which went back to its segment; the
  * segment lives on (another block holds it). */
 static void freed_page(made *m, char *stack) {
@@ -217,6 +260,11 @@ static const kind_row kinds[] = {
     {"carved_unused", INVALID, "no block is allocated at this address|double free", carved_unused,
      "fuzzer finding: a carved block never handed out"},
     {"double_free", INVALID, "double free (the block is already free)", double_free, NULL},
+    {"remote_small", LIVE, NULL, remote_small, NULL},
+    {"remote_interior", INVALID, "interior pointer (not the start of a block)", remote_interior,
+     NULL},
+    {"remote_double_free", INVALID, "double free (the block is already free)", remote_double_free,
+     NULL},
     {"freed_page", INVALID, NULL, freed_page, NULL},
     {"cached_segment", INVALID, NULL, cached_segment, NULL},
 };

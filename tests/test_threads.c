@@ -378,6 +378,58 @@ static void test_shared_slots_many_threads(void) {
   CHECK_EQ(in_use_bytes(), base);
 }
 
+/* Blocks another thread frees into this thread's full (parked) pages bring
+ * the pages back: freeing every other block of a large set on a second
+ * thread, then, before any allocation, a quarter of them here (the owner's
+ * frees into pages a remote free has already flagged for its sweep: pushed
+ * onto their thread_free), and allocating as many again here must not grow
+ * the pages, and every block keeps its contents (for the default heap and a
+ * first-class heap). The first remote free onto a parked page is the one
+ * that must notify the owner (docs/architecture.md). */
+enum { REMOTE_REUSE_COUNT = 100000 };
+static void *remote_reuse_blocks[REMOTE_REUSE_COUNT];
+static void *free_every_other(void *arg) {
+  (void)arg;
+  for (int i = 0; i < REMOTE_REUSE_COUNT; i += 2)
+    nsalloc_free(remote_reuse_blocks[i]);
+  return NULL;
+}
+static void remote_reuse_scenario(nsalloc_heap_t *heap) {
+  void **blocks = remote_reuse_blocks;
+  size_t base = in_use_bytes();
+  for (int i = 0; i < REMOTE_REUSE_COUNT; i++) {
+    blocks[i] = heap ? nsalloc_heap_malloc(heap, 64) : nsalloc_malloc(64);
+    test_fill(blocks[i], 64, (uint64_t)i);
+  }
+  nsalloc_stats_t before, after;
+  nsalloc_stats(&before);
+  pthread_t id;
+  CHECK(pthread_create(&id, NULL, free_every_other, NULL) == 0);
+  pthread_join(id, NULL);
+  for (int i = 1; i < REMOTE_REUSE_COUNT; i += 4)
+    heap ? nsalloc_heap_free(heap, blocks[i]) : nsalloc_free(blocks[i]);
+  for (int i = 0; i < REMOTE_REUSE_COUNT; i++) {
+    if (i % 4 == 3) continue;
+    blocks[i] = heap ? nsalloc_heap_malloc(heap, 64) : nsalloc_malloc(64);
+    test_fill(blocks[i], 64, (uint64_t)i);
+  }
+  nsalloc_stats(&after);
+  CHECK_EQ(after.page_bytes, before.page_bytes);
+  int bad = 0;
+  for (int i = 0; i < REMOTE_REUSE_COUNT; i++) {
+    bad += !test_verify(blocks[i], 64, (uint64_t)i);
+    nsalloc_free(blocks[i]);
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(in_use_bytes(), base);
+}
+static void test_remote_frees_bring_full_pages_back(void) {
+  remote_reuse_scenario(NULL);
+  nsalloc_heap_t *heap = nsalloc_heap_new();
+  remote_reuse_scenario(heap);
+  nsalloc_heap_destroy(heap);
+}
+
 int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_cross_thread_both_directions),
@@ -387,6 +439,7 @@ int main(int argc, char **argv) {
       TEST(test_heap_destroy_after_remote_frees),
       TEST(test_heap_destroy_spares_exited_threads_blocks),
       TEST(test_shared_slots_many_threads),
+      TEST(test_remote_frees_bring_full_pages_back),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
