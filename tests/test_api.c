@@ -8,9 +8,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#if !defined(_WIN32)
-#include <sys/resource.h>
-#endif
 
 static bool aligned(const void *p, size_t alignment) {
   return ((uintptr_t)p & (alignment - 1)) == 0;
@@ -397,12 +394,6 @@ static void test_purge_returns_memory(void) {
 }
 
 #if !defined(_WIN32)
-static long minor_faults(void) {
-  struct rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
-}
-
 /* Minor faults of the last of four cycles that fill and free 32 MiB, in
  * blocks of `block` bytes, under purge delay `delay`. */
 static long refaults_per_cycle(long delay, size_t block) {
@@ -414,12 +405,12 @@ static long refaults_per_cycle(long delay, size_t block) {
   size_t count = BYTES / block;
   long faults = 0;
   for (int cycle = 0; cycle < 4; cycle++) {
-    long before = minor_faults();
+    long before = test_minor_faults();
     for (size_t i = 0; i < count; i++) {
       blocks[i] = nsalloc_malloc(block);
       memset(blocks[i], cycle, block);
     }
-    faults = minor_faults() - before;
+    faults = test_minor_faults() - before;
     for (size_t i = 0; i < count; i++)
       nsalloc_free(blocks[i]);
   }

@@ -97,6 +97,19 @@ static uint8_t *freed_dirty_block(size_t size, uint8_t fill) {
   return p;
 }
 
+/* A stale pointer into a freed block's memory that the copy still holds
+ * (cached, no block): free and realloc report it, and nothing changes. */
+static void check_stale_pointer_reported(uint8_t *stale) {
+  nsalloc_set_foreign_policy(NSALLOC_POLICY_REPORT, NULL);
+  nsalloc_set_message_handler(count_message, NULL);
+  messages = 0;
+  nsalloc_free(stale);
+  CHECK(nsalloc_realloc(stale, 100) == NULL);
+  CHECK_EQ(messages, 2);
+  nsalloc_set_message_handler(NULL, NULL);
+  nsalloc_set_foreign_policy(NSALLOC_POLICY_ABORT, NULL);
+}
+
 /* Where pages move (Linux: docs/architecture.md, "The segment cache"), a
  * smaller request takes the units it needs from the end of a larger cached
  * segment into a new mapping, pages and contents as they were (not
@@ -121,14 +134,7 @@ static void test_smaller_block_reuses_and_trims(void) {
   /* the 11 units of the 20 MiB block: 4 moved, 7 cached, all still counted */
   CHECK(after.committed_bytes + MIB >= committed_big);
   CHECK(nsalloc_usable_size(small) >= 6 * MIB && nsalloc_usable_size(small) < 7 * MIB);
-  nsalloc_set_foreign_policy(NSALLOC_POLICY_REPORT, NULL);
-  nsalloc_set_message_handler(count_message, NULL);
-  messages = 0;
-  nsalloc_free(big + 12 * MIB);
-  CHECK(nsalloc_realloc(big + 12 * MIB, 100) == NULL);
-  CHECK_EQ(messages, 2);
-  nsalloc_set_message_handler(NULL, NULL);
-  nsalloc_set_foreign_policy(NSALLOC_POLICY_ABORT, NULL);
+  check_stale_pointer_reported(big + 12 * MIB);
   CHECK(nsalloc_owns(big + 12 * MIB) && !nsalloc_owns(big + 16 * MIB)); /* 14 MiB left */
   nsalloc_free(small);
   restore_purging(delay);
@@ -153,16 +159,8 @@ static void test_smaller_block_reuses_and_trims(void) {
   size_t tail = resident_pages(big + 7 * MIB, 13 * MIB);
   CHECK(tail == 0 || tail == SIZE_MAX);
   CHECK(nsalloc_usable_size(small) >= 6 * MIB && nsalloc_usable_size(small) < 7 * MIB);
-  /* A stale pointer into the old block's trimmed tail is this copy's memory
-   * but no block: reported, and nothing changes. */
-  nsalloc_set_foreign_policy(NSALLOC_POLICY_REPORT, NULL);
-  nsalloc_set_message_handler(count_message, NULL);
-  messages = 0;
-  nsalloc_free(big + 12 * MIB);
-  CHECK(nsalloc_realloc(big + 12 * MIB, 100) == NULL);
-  CHECK_EQ(messages, 2);
-  nsalloc_set_message_handler(NULL, NULL);
-  nsalloc_set_foreign_policy(NSALLOC_POLICY_ABORT, NULL);
+  /* the old block's trimmed tail is still this copy's */
+  check_stale_pointer_reported(big + 12 * MIB);
   CHECK(all_bytes(small, 6 * MIB, 0xA5));
   nsalloc_free(small);
   restore_purging(delay);

@@ -21,9 +21,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MIB ((size_t)1 << 20)
@@ -37,18 +35,6 @@ static size_t resident_bytes(void) {
   }
   if (f) fclose(f);
   return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
-}
-
-static long minor_faults(void) {
-  struct rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&t, &t) != 0)
-    continue;
 }
 
 /* The blocks of one round: 256 MiB of 32..512-byte blocks. The array lives in
@@ -99,7 +85,7 @@ static size_t idle_excess(size_t kept) {
   while (live < kept) /* the same sizes allocate_round drew */
     live += 32 + (size_t)(test_random(&seed) % 31) * 16, first_freed++;
   free_round(first_freed);
-  sleep_ms(1000);
+  test_sleep_ms(1000);
   size_t resident = resident_bytes();
   size_t excess = resident > baseline + live ? resident - baseline - live : 0;
   fprintf(stderr, "baseline %zu KiB, live %zu KiB, after 1 s idle %zu KiB: excess %zu KiB\n",
@@ -142,10 +128,10 @@ static void test_idle_without_purger_fails(void) {
  * back to back. */
 static void rounds_faults(long *faults, int count) {
   for (int round = 0; round < count; round++) {
-    long before = minor_faults();
+    long before = test_minor_faults();
     allocate_round(round_bytes());
     free_round(0);
-    faults[round] = minor_faults() - before;
+    faults[round] = test_minor_faults() - before;
   }
   fprintf(stderr, "minor faults per round: %ld %ld %ld %ld\n", faults[0], faults[1], faults[2],
           faults[3]);
@@ -176,7 +162,7 @@ static void test_never_purge_keeps_everything(void) {
   size_t baseline = resident_bytes();
   allocate_round(round_bytes());
   free_round(0);
-  sleep_ms(1200);
+  test_sleep_ms(1200);
   size_t resident = resident_bytes();
   fprintf(stderr, "resident after idle: %zu KiB over baseline\n", (resident - baseline) >> 10);
   long faults[4];

@@ -24,23 +24,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #define MIB  ((size_t)1 << 20)
 #define PAGE ((size_t)4096)
-
-static long minor_faults(void) {
-  struct rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&t, &t) != 0)
-    continue;
-}
 
 /* Stamp every page of a block (one word each: enough to fault it in and to
  * tell its contents apart), or check the stamps. */
@@ -80,7 +66,7 @@ static long churn_faults(size_t steps, size_t *pages_written) {
   *pages_written = 0;
   size_t warm = test_scale(40);
   for (size_t s = 0; s < warm + steps; s++) {
-    if (s == warm) before = minor_faults();
+    if (s == warm) before = test_minor_faults();
     size_t k = (size_t)(test_random(&rng) % CHURN_LIVE);
     CHECK(stamped(blocks[k], sizes[k], seeds[k]));
     nsalloc_free(blocks[k]);
@@ -90,7 +76,7 @@ static long churn_faults(size_t steps, size_t *pages_written) {
     stamp(blocks[k], sizes[k], seeds[k] = CHURN_LIVE + s);
     if (s >= warm) *pages_written += (sizes[k] + PAGE - 1) / PAGE;
   }
-  long faults = minor_faults() - before;
+  long faults = test_minor_faults() - before;
   for (size_t i = 0; i < CHURN_LIVE; i++)
     nsalloc_free(blocks[i]);
   fprintf(stderr, "%zu steps wrote %zu pages: %ld minor faults\n", steps, *pages_written, faults);
@@ -123,16 +109,16 @@ static void test_large_churn_without_cache_refaults(void) {
 static void huge_cycles(long faults[4], long pause_ms) {
   size_t size = test_scale(256 * MIB);
   for (int cycle = 0; cycle < 4; cycle++) {
-    long before = minor_faults();
+    long before = test_minor_faults();
     uint8_t *p = nsalloc_malloc(size);
     CHECK(p != NULL);
     if (!p) return;
     stamp(p, size, (uint64_t)cycle);
     CHECK(stamped(p, size, (uint64_t)cycle));
     nsalloc_free(p);
-    faults[cycle] = minor_faults() - before;
+    faults[cycle] = test_minor_faults() - before;
     fprintf(stderr, "cycle %d: %ld minor faults\n", cycle, faults[cycle]);
-    if (pause_ms) sleep_ms(pause_ms);
+    if (pause_ms) test_sleep_ms(pause_ms);
   }
 }
 
@@ -174,12 +160,12 @@ static long grow_faults(size_t alignment) {
   CHECK(p != NULL);
   if (!p) return 0;
   stamp(p, size, 7);
-  long before = minor_faults();
+  long before = test_minor_faults();
   uint8_t *q = nsalloc_realloc(p, 2 * size);
   CHECK(q != NULL);
   if (!q) return 0;
   CHECK(stamped(q, size, 7));
-  long faults = minor_faults() - before;
+  long faults = test_minor_faults() - before;
   fprintf(stderr, "realloc %zu -> %zu bytes: %ld minor faults\n", size, 2 * size, faults);
   nsalloc_free(q);
   return faults;

@@ -23,7 +23,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #define THREADS 2
 #define ROUNDS  12
@@ -40,12 +39,6 @@ static void *blocks[THREADS][BLOCKS]; /* [t]: allocated by thread t last round *
 static long round_faults[ROUNDS];
 static pthread_barrier_t barrier;
 
-static long minor_faults(void) {
-  struct rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_minflt;
-}
-
 /* Thread t frees the other thread's blocks of the last round, then fills its
  * own row. Thread 0 counts the process's faults between the barriers that
  * frame a round. */
@@ -54,7 +47,7 @@ static void *worker(void *arg) {
   uint64_t seed = 22 + t;
   for (int round = 0; round < ROUNDS; round++) {
     pthread_barrier_wait(&barrier);
-    long before = t == 0 ? minor_faults() : 0;
+    long before = t == 0 ? test_minor_faults() : 0;
     pthread_barrier_wait(&barrier);
     void **theirs = blocks[1 - t], **mine = blocks[t];
     for (size_t i = 0; i < BLOCKS && round > 0; i++)
@@ -67,7 +60,7 @@ static void *worker(void *arg) {
       if (mine[i]) memset(mine[i], (int)round, size);
     }
     pthread_barrier_wait(&barrier);
-    if (t == 0) round_faults[round] = minor_faults() - before;
+    if (t == 0) round_faults[round] = test_minor_faults() - before;
   }
   return NULL;
 }

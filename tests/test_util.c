@@ -7,6 +7,8 @@
 #include <signal.h>
 #include <windows.h>
 #else
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #endif
 
@@ -190,6 +192,20 @@ long test_thread_count(void) {
   if (f) fclose(f);
   return threads;
 }
+
+#if !defined(_WIN32)
+long test_minor_faults(void) {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+void test_sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&t, &t) != 0)
+    continue;
+}
+#endif
 
 #if defined(__linux__)
 bool test_mapping_has_flag(const void *p, const char *flag) {

@@ -81,6 +81,12 @@ long test_thread_count(void);
  * "hg": advised MADV_HUGEPAGE). */
 bool test_mapping_has_flag(const void *p, const char *flag);
 #endif
+#if !defined(_WIN32)
+/* The process's minor page faults so far (getrusage). */
+long test_minor_faults(void);
+/* Sleep `ms` milliseconds, through interruptions. */
+void test_sleep_ms(long ms);
+#endif
 /* Under valgrind, which runs one thread at a time: races need real overlap. */
 bool test_threads_serialised(void);
 
