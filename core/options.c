@@ -25,7 +25,7 @@ static const struct option_info {
     [NSALLOC_OPTION_SEGMENT_CACHE] = {"segment_cache", 0, NSALLOC_SEGMENT_CACHE_MAX, 256},
     [NSALLOC_OPTION_FOREIGN_POLICY] = {"foreign_policy", NSALLOC_POLICY_ABORT,
                                        NSALLOC_POLICY_REPORT, NSALLOC_POLICY_ABORT},
-    [NSALLOC_OPTION_HUGE_PAGES] = {"huge_pages", 0, 1, 0},
+    [NSALLOC_OPTION_HUGE_PAGES] = {"huge_pages", 0, 2, 1},
     [NSALLOC_OPTION_PURGE_THREAD] = {"purge_thread", 0, 1, PURGE_THREAD_DEFAULT},
     [NSALLOC_OPTION_SEGMENT_HUGE_PAGES] = {"segment_huge_pages", 0, 2, 1},
 };

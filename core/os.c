@@ -43,26 +43,33 @@ static bool os_advise_huge_pages(void *p, size_t size) {
   return !copy.os_source.alloc && prim_hint_huge_pages(p, align_up(size, os_page_size()));
 }
 
-/* A new huge segment, before its header is written: ask for large pages
- * when the huge_pages option is on, so writing a 20 MiB block costs about
- * 15 faults rather than 5,126. Off by default: a program that touches a big
- * buffer sparsely (xz's buffers) would hold it in 2 MiB units, the header's
- * unit of every block included. */
+/* Whether a fresh segment gets the advice under a huge-page option's mode:
+ * 0 never, 2 always, 1 once the copy has seen a second thread
+ * (copy.multi_threaded). A single-threaded program keeps 4 KiB pages and its
+ * resident set what it was: the advice makes memory resident 2 MiB at a
+ * time, wherever a byte of it is touched. */
+static bool os_huge_pages_wanted(nsalloc_option_t option) {
+  long mode = copy.options[option];
+  return mode == 2 || (mode == 1 && relaxed_load(&copy.multi_threaded));
+}
+
+/* A new huge segment, before its header is written (huge_pages): writing a
+ * 20 MiB block then costs about 15 faults rather than 5,126. Not in a
+ * single-threaded program by default: one that touches a big buffer
+ * sparsely (xz's buffers) would hold it in 2 MiB units, the header's unit
+ * of every block included. */
 static void os_hint_huge_block(void *p, size_t size) {
-  if (copy.options[NSALLOC_OPTION_HUGE_PAGES]) (void)os_advise_huge_pages(p, size);
+  if (os_huge_pages_wanted(NSALLOC_OPTION_HUGE_PAGES)) (void)os_advise_huge_pages(p, size);
 }
 
 /* A fresh normal segment, before its header is written (a written page
- * would keep its first 2 MiB in 4 KiB pages): under segment_huge_pages=1 once
- * the copy has seen a second thread (copy.multi_threaded), always under 2.
- * Small blocks are carved a page at a time, so without the advice every
- * 4 KiB of a segment is one fault: threads that churn through segments pay
- * hundreds per MiB, where a 2 MiB page is one. A single-threaded program
- * keeps 4 KiB pages, and its resident set what it was: the advice makes a
- * segment resident 2 MiB at a time. Returns whether large pages may back it. */
+ * would keep its first 2 MiB in 4 KiB pages; segment_huge_pages). Small
+ * blocks are carved a page at a time, so without the advice every 4 KiB of
+ * a segment is one fault: threads that churn through segments pay hundreds
+ * per MiB, where a 2 MiB page is one. Returns whether large pages may back
+ * it. */
 static bool os_hint_normal_segment(void *p) {
-  long mode = copy.options[NSALLOC_OPTION_SEGMENT_HUGE_PAGES];
-  return (mode == 2 || (mode == 1 && relaxed_load(&copy.multi_threaded))) &&
+  return os_huge_pages_wanted(NSALLOC_OPTION_SEGMENT_HUGE_PAGES) &&
          os_advise_huge_pages(p, SEGMENT_SIZE);
 }
 

@@ -72,6 +72,26 @@ static void test_default_waits_for_a_second_thread(void) {
   CHECK(!fresh_segment_advised());
 }
 
+/* Is a fresh huge segment advised now? */
+static bool fresh_huge_block_advised(void) {
+  void *p = nsalloc_malloc(40 * SEGMENT_BLOCK); /* none cached: nothing was freed */
+  CHECK(p != NULL);
+  return p && test_mapping_has_flag(p, "hg");
+}
+
+/* huge_pages' default, 1, follows the same rule for huge blocks: not while
+ * only the initial thread allocated, then once a second thread made a heap;
+ * 0 then stops it (each check is the others' control). */
+static void test_huge_blocks_wait_for_a_second_thread(void) {
+  if (!thp_kernel()) return;
+  CHECK_EQ(nsalloc_option_get(NSALLOC_OPTION_HUGE_PAGES), 1);
+  CHECK(!fresh_huge_block_advised());
+  second_thread_makes_a_heap();
+  CHECK(fresh_huge_block_advised());
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_HUGE_PAGES, 0), 0);
+  CHECK(!fresh_huge_block_advised());
+}
+
 /* 2 advises in a single-threaded process; T_OPTIONS=segment_huge_pages=2. */
 static void test_env_always(void) {
   const char *options = getenv("T_OPTIONS");
@@ -100,6 +120,7 @@ int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_range),
       TEST(test_default_waits_for_a_second_thread),
+      TEST(test_huge_blocks_wait_for_a_second_thread),
       TEST(test_env_always),
       TEST(test_env_bad_value),
   };

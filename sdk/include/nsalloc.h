@@ -195,8 +195,12 @@ typedef enum nsalloc_option_e {
   NSALLOC_OPTION_SEGMENT_CACHE,      /* empty segments kept mapped for reuse (count, default 256,
                                       * 0 to NSALLOC_SEGMENT_CACHE_MAX) */
   NSALLOC_OPTION_FOREIGN_POLICY,     /* an nsalloc_policy_t */
-  NSALLOC_OPTION_HUGE_PAGES,         /* 1: back huge blocks with transparent huge pages (Linux;
-                                      * default 0: a block touched sparsely would hold 2 MiB units) */
+  NSALLOC_OPTION_HUGE_PAGES,         /* transparent huge pages for huge blocks (above 2 MiB; Linux,
+                                      * a no-op elsewhere): each fresh huge segment is advised
+                                      * before it is first written. 0: never; 1 (default): like
+                                      * segment_huge_pages=1, once a heap was created on a thread
+                                      * other than the initial one (a single-threaded program's
+                                      * block touched sparsely keeps 4 KiB pages); 2: always */
   NSALLOC_OPTION_PURGE_THREAD,       /* 1 (default): a thread of the copy, started when a purge is
                                       * first pending, purges what is due while the program does not
                                       * call the copy (not on Windows; a fork() child starts none
