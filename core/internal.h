@@ -25,6 +25,7 @@
 #define NSALLOC_BUILDING_CORE 1 /* nsalloc.h: define the API hidden unless NSALLOC_EXPORTS */
 #include "nsalloc.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -356,6 +357,10 @@ enum locate_result {
 };
 
 /* The API operation a diagnostic names. */
+/* Addresses are printed as 0x<hex> on every platform (the C library's %p
+ * differs: Windows prints zero-padded hex without 0x). */
+#define ADDRESS_FORMAT "0x%" PRIxPTR
+
 enum api_op {
   OP_MALLOC,
   OP_FREE,

@@ -14,6 +14,8 @@
  */
 #include "internal.h"
 
+#include <stdlib.h>
+
 static _Atomic(size_t) os_page_cached;
 
 /* The OS page size (read once). */
@@ -90,9 +92,19 @@ static bool os_moves_pages(void) {
 /* Move `size` bytes of pages from `src` to `dst` (prim_move's contract). When
  * they cannot move, `src` is unmapped all the same, its bytes first copied
  * when `keep` (a live block's): the caller has taken the range from the
- * segment that held it, so nothing else would give it back. */
+ * segment that held it, so nothing else would give it back. When `dst` may
+ * have been taken by another mapping, the copy stops: every way on would
+ * write to memory that may be someone else's. */
 static void os_move(void *dst, void *src, size_t size, bool keep) {
-  if (prim_move(dst, src, size)) return;
+  enum prim_move_result result = prim_move(dst, src, size);
+  if (result == PRIM_MOVE_DONE) return;
+  if (result == PRIM_MOVE_LOST) {
+    nsalloc_message("moving pages from " ADDRESS_FORMAT " to " ADDRESS_FORMAT
+                    " failed, and the OS may have released the destination, which another "
+                    "mapping may then hold; aborting",
+                    (uintptr_t)src, (uintptr_t)dst);
+    abort();
+  }
   if (keep) memcpy(dst, src, size);
   prim_unmap(src, size);
 }

@@ -19,7 +19,6 @@
  */
 #include "internal.h"
 
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,10 +68,6 @@ void nsalloc_message(const char *format, ...) {
   vmessage(format, args);
   va_end(args);
 }
-
-/* Addresses are printed as 0x<hex> on every platform (the C library's %p
- * differs: Windows prints zero-padded hex without 0x). */
-#define ADDRESS_FORMAT "0x%" PRIxPTR
 
 static void diagnose(enum api_op op, const void *p, const char *what, bool fatal) {
   nsalloc_message("%s(" ADDRESS_FORMAT "): %s%s", op_name(op), (uintptr_t)p, what,

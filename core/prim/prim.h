@@ -32,9 +32,12 @@
  *     disjoint, and each lies inside ONE mapping (the caller's guarantee: on
  *     Linux before 6.17 a range across two mappings fails). `dst` is a range
  *     the core mapped and keeps: afterwards it holds the moved pages and `src`
- *     is unmapped. Returns false when nothing moved; `dst` is then mapped,
- *     zero-filled or as it was, and `src` as it was. PRIM_MOVES_PAGES is 1
- *     where it can succeed (Linux: mremap), 0 where it always returns false.
+ *     is unmapped: PRIM_MOVE_DONE. PRIM_MOVE_FAILED: nothing moved; `dst` is
+ *     mapped, zero-filled or as it was, and `src` as it was. PRIM_MOVE_LOST:
+ *     nothing moved, `src` as it was, and `dst` may no longer be the core's
+ *     (the OS released it and another mapping may have taken its place): the
+ *     core must never touch it again. PRIM_MOVES_PAGES is 1 where it can
+ *     succeed (Linux: mremap), 0 where it always fails.
  *   - prim_page_size(): the OS page size, read at run time (4 KiB on x86-64;
  *     4, 16 or 64 KiB on aarch64 kernels; 16 KiB on Apple silicon).
  *
@@ -152,7 +155,8 @@ static void *prim_map_aligned(size_t size, size_t alignment);
 static void prim_unmap(void *p, size_t size);
 static bool prim_purge(void *p, size_t size);
 static bool prim_hint_huge_pages(void *p, size_t size);
-static bool prim_move(void *dst, void *src, size_t size);
+enum prim_move_result { PRIM_MOVE_FAILED, PRIM_MOVE_DONE, PRIM_MOVE_LOST };
+static enum prim_move_result prim_move(void *dst, void *src, size_t size);
 static size_t prim_page_size(void);
 /* threads */
 static inline uintptr_t prim_thread_id(void);

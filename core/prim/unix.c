@@ -123,27 +123,33 @@ static bool prim_hint_huge_pages(void *p, size_t size) {
  * unmaps `dst` first, so a failure after that point (a range across two
  * mappings on kernels before 6.17, the kernel out of memory) leaves a hole
  * there: map zero pages back in. MAP_FIXED_NOREPLACE never takes another
- * mapping's place; EEXIST means `dst` was never unmapped (the kernel failed
- * before, e.g. at the mapping-count limit). */
-static bool prim_move(void *dst, void *src, size_t size) {
+ * mapping's place. When it finds one there (EEXIST), that is `dst` itself
+ * only if the kernel failed before unmapping it, which is certain for
+ * EINVAL alone (arguments); after any other failure another thread's mmap
+ * may have taken the hole: PRIM_MOVE_LOST. */
+static enum prim_move_result prim_move(void *dst, void *src, size_t size) {
   int saved = errno;
-  bool moved = mremap(src, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst) == dst;
+  if (mremap(src, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst) == dst) return PRIM_MOVE_DONE;
+  enum prim_move_result result = PRIM_MOVE_FAILED;
+  int failure = errno;
 #if defined(MAP_FIXED_NOREPLACE)
-  if (!moved) {
-    void *back =
-        mmap(dst, size, PROT_READ | PROT_WRITE, PRIM_MAP_FLAGS | MAP_FIXED_NOREPLACE, -1, 0);
-    if (back != MAP_FAILED && back != dst) munmap(back, size); /* a kernel before 4.17: a hint */
-  }
+  void *back = mmap(dst, size, PROT_READ | PROT_WRITE, PRIM_MAP_FLAGS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (back == MAP_FAILED)
+    result = errno == EEXIST && failure == EINVAL ? PRIM_MOVE_FAILED : PRIM_MOVE_LOST;
+  else if (back != dst) /* a kernel before 4.17 took the flag for a hint */
+    munmap(back, size), result = PRIM_MOVE_LOST;
+#else
+  if (failure != EINVAL) result = PRIM_MOVE_LOST;
 #endif
   errno = saved;
-  return moved;
+  return result;
 }
 #else
 /* macOS and FreeBSD have no call that moves pages to a chosen address. */
 #define PRIM_MOVES_PAGES 0
-static bool prim_move(void *dst, void *src, size_t size) {
+static enum prim_move_result prim_move(void *dst, void *src, size_t size) {
   (void)dst, (void)src, (void)size;
-  return false;
+  return PRIM_MOVE_FAILED;
 }
 #endif
 

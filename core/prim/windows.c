@@ -74,9 +74,9 @@ static bool prim_hint_huge_pages(void *p, size_t size) {
 
 /* VirtualAlloc memory cannot be moved to another address without copying. */
 #define PRIM_MOVES_PAGES 0
-static bool prim_move(void *dst, void *src, size_t size) {
+static enum prim_move_result prim_move(void *dst, void *src, size_t size) {
   (void)dst, (void)src, (void)size;
-  return false;
+  return PRIM_MOVE_FAILED;
 }
 
 static size_t prim_page_size(void) {
