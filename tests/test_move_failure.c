@@ -77,13 +77,20 @@ static void churn_with_failing_moves(void *error) {
   _exit(0);
 }
 
+/* -1: not checked here (noted). Valgrind emulates mremap and mmap itself and
+ * does not honour MAP_FIXED_NOREPLACE, so a refused move looks lost there. */
 static int run_child(int error, char *output, size_t capacity) {
+  if (test_under_valgrind()) {
+    fprintf(stderr, "note: under valgrind, which emulates mremap/mmap: not checked\n");
+    return -1;
+  }
   return test_in_child(churn_with_failing_moves, &error, output, capacity);
 }
 
 static void test_refused_moves_fall_back(void) {
   char output[2048];
   int status = run_child(EINVAL, output, sizeof output);
+  if (status == -1) return;
   fprintf(stderr, "%s", output);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 2) return; /* noted in the output */
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -93,6 +100,7 @@ static void test_refused_moves_fall_back(void) {
 static void test_failed_moves_stop_the_copy(void) {
   char output[2048];
   int status = run_child(ENOMEM, output, sizeof output);
+  if (status == -1) return;
   fprintf(stderr, "%s", output);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 2) return;
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);

@@ -159,8 +159,12 @@ static bool under_wine(void) {
 }
 #endif
 
-bool test_threads_serialised(void) {
+bool test_under_valgrind(void) {
   return getenv("NSALLOC_UNDER_VALGRIND") != NULL;
+}
+
+bool test_threads_serialised(void) {
+  return test_under_valgrind();
 }
 
 static size_t slowdown(void) {

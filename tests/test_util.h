@@ -87,6 +87,9 @@ long test_minor_faults(void);
 /* Sleep `ms` milliseconds, through interruptions. */
 void test_sleep_ms(long ms);
 #endif
+/* Under valgrind (NSALLOC_UNDER_VALGRIND, set by scripts/memcheck.sh), which
+ * emulates the memory system calls itself. */
+bool test_under_valgrind(void);
 /* Under valgrind, which runs one thread at a time: races need real overlap. */
 bool test_threads_serialised(void);
 
