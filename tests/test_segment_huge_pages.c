@@ -60,18 +60,6 @@ static void test_range(void) {
   }
 }
 
-/* 1 (the default): not while only the initial thread allocated, then once
- * a second thread made a heap, for the initial thread's fresh segments too;
- * 0 then stops it (each check is the others' control). */
-static void test_default_waits_for_a_second_thread(void) {
-  if (!thp_kernel()) return;
-  CHECK(!fresh_segment_advised());
-  second_thread_makes_a_heap();
-  CHECK(fresh_segment_advised());
-  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_SEGMENT_HUGE_PAGES, 0), 0);
-  CHECK(!fresh_segment_advised());
-}
-
 /* Is a fresh huge segment advised now? */
 static bool fresh_huge_block_advised(void) {
   void *p = nsalloc_malloc(40 * SEGMENT_BLOCK); /* none cached: nothing was freed */
@@ -79,17 +67,28 @@ static bool fresh_huge_block_advised(void) {
   return p && test_mapping_has_flag(p, "hg");
 }
 
-/* huge_pages' default, 1, follows the same rule for huge blocks: not while
- * only the initial thread allocated, then once a second thread made a heap;
- * 0 then stops it (each check is the others' control). */
-static void test_huge_blocks_wait_for_a_second_thread(void) {
+/* An option at 1 (its default): not while only the initial thread
+ * allocated, then once a second thread made a heap, for the initial
+ * thread's fresh segments too; 0 then stops it (each check is the others'
+ * control). */
+static void check_waits_for_a_second_thread(nsalloc_option_t option, bool (*advised)(void)) {
   if (!thp_kernel()) return;
-  CHECK_EQ(nsalloc_option_get(NSALLOC_OPTION_HUGE_PAGES), 1);
-  CHECK(!fresh_huge_block_advised());
+  CHECK_EQ(nsalloc_option_get(option), 1);
+  CHECK(!advised());
   second_thread_makes_a_heap();
-  CHECK(fresh_huge_block_advised());
-  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_HUGE_PAGES, 0), 0);
-  CHECK(!fresh_huge_block_advised());
+  CHECK(advised());
+  CHECK_EQ(nsalloc_option_set(option, 0), 0);
+  CHECK(!advised());
+}
+
+/* segment_huge_pages: normal segments. */
+static void test_default_waits_for_a_second_thread(void) {
+  check_waits_for_a_second_thread(NSALLOC_OPTION_SEGMENT_HUGE_PAGES, fresh_segment_advised);
+}
+
+/* huge_pages follows the same rule for huge blocks. */
+static void test_huge_blocks_wait_for_a_second_thread(void) {
+  check_waits_for_a_second_thread(NSALLOC_OPTION_HUGE_PAGES, fresh_huge_block_advised);
 }
 
 /* 2 advises in a single-threaded process; T_OPTIONS=segment_huge_pages=2. */
