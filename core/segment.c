@@ -159,9 +159,13 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
  * Caller: holds the segment's slices lock, or the copy's lock for a segment
  * on no heap. */
 static void segment_purge(segment_t *seg, bool force, uint64_t now) {
-  uint64_t dirty = seg->free_slices & ~seg->decommitted;
-  if (!dirty || (!force && (seg->purge_at_ms == 0 || now < seg->purge_at_ms))) return;
+  if (!force && (seg->purge_at_ms == 0 || now < seg->purge_at_ms)) return;
+  /* Due: the deadline goes, even when the slices it was set for are in use
+   * again and nothing is dirty now. A deadline left in the past would be
+   * found due on every pass: the purger would spin. */
   seg->purge_at_ms = 0;
+  uint64_t dirty = seg->free_slices & ~seg->decommitted;
+  if (!dirty) return;
   if (seg->kind == SEGMENT_HUGE) {
     if (!os_purge(slice_address(seg, 1), seg->huge_extent - SLICE_SIZE)) return;
   } else {

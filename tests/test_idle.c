@@ -20,6 +20,7 @@
 #include "test_util.h"
 
 #include <stdio.h>
+#include <time.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -193,6 +194,38 @@ static void test_segment_cache_option(void) {
   CHECK_EQ(unmaps_after_round(256), 0);
 }
 
+/* CPU time the whole process used, in milliseconds. */
+static long cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The purger sleeps while nothing is left to purge. A purge is scheduled
+ * when a 1 MiB block's slices are freed, and the block taken back before it
+ * is due: at the deadline those slices are in use again and the segment has
+ * nothing to give back. The purger must then drop that deadline, not find it
+ * due again and again: a thread spinning through the idle second would use
+ * about as much CPU time as the second lasts (under valgrind, which runs one
+ * thread at a time, it starved the program for minutes). */
+static void test_idle_purger_sleeps(void) {
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 20), 0);
+  void *keep = nsalloc_malloc(64); /* keeps the segment on the heap */
+  void *block = nsalloc_malloc(MIB);
+  memset(block, 1, MIB);
+  nsalloc_free(block);
+  block = nsalloc_malloc(MIB); /* the same slices, before the purge is due */
+  memset(block, 2, MIB);
+  CHECK(test_thread_count() >= 2 || test_instrumented()); /* the purger runs */
+  long cpu_before = cpu_ms();
+  test_sleep_ms(1000);
+  long cpu = cpu_ms() - cpu_before;
+  fprintf(stderr, "CPU time over 1 s idle: %ld ms\n", cpu);
+  CHECK(cpu < 100);
+  nsalloc_free(block);
+  nsalloc_free(keep);
+}
+
 /* A fork() child starts no purger of its own (the parent had one: it is
  * multi-threaded, and the child may only make async-signal-safe calls), and
  * setting purge_thread=1 there allows one again (the control: the count
@@ -235,6 +268,7 @@ int main(int argc, char **argv) {
       TEST(test_never_purge_keeps_everything),
       TEST(test_segment_cache_option),
       TEST(test_fork_child_starts_no_purger),
+      TEST(test_idle_purger_sleeps),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
