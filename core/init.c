@@ -198,16 +198,9 @@ static void copy_shutdown(void) {
   if (copy.key_live) prim_key_delete(copy.thread_key);
   copy.key_live = false;
   relaxed_store(&copy.running, false);
-  relaxed_store(&copy.shut_down, true);
-  segment_t *cached = copy.cache;
-  copy.cache = NULL;
-  copy.cache_count = 0;
+  relaxed_store(&copy.shut_down, true); /* segment_release caches nothing from now on */
   copy_unlock();
-  while (cached) {
-    segment_t *next = cached->list_next;
-    segment_unmap(cached);
-    cached = next;
-  }
+  segment_cache_drop();
 }
 
 void nsalloc_shutdown(void) {

@@ -133,6 +133,32 @@ static void segment_register(segment_t *seg, size_t size, enum segment_kind kind
   copy_unlock();
 }
 
+/* Unmap every cached segment; returns whether there was one. No lock held. */
+static bool segment_cache_drop(void) {
+  copy_lock();
+  segment_t *cached = copy.cache;
+  copy.cache = NULL;
+  copy.cache_count = 0;
+  copy_unlock();
+  bool dropped = cached != NULL;
+  while (cached) {
+    segment_t *next = cached->list_next;
+    segment_unmap(cached);
+    cached = next;
+  }
+  return dropped;
+}
+
+/* Fresh memory for a segment. When the OS refuses it, the address space may
+ * be full (a 32-bit process, RLIMIT_AS) of what the cache keeps mapped for
+ * reuse: that goes back, and the OS is asked again, before the caller fails
+ * with ENOMEM. No lock held. */
+static void *segment_map_fresh(size_t size, size_t alignment) {
+  void *p = os_alloc_aligned(size, alignment);
+  if (!p && segment_cache_drop()) p = os_alloc_aligned(size, alignment);
+  return p;
+}
+
 /* A segment of `size` bytes aligned to `alignment`, header initialised,
  * registered with the copy; from the cache when possible. */
 static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kind kind) {
@@ -144,7 +170,7 @@ static segment_t *segment_obtain(size_t size, size_t alignment, enum segment_kin
   }
   copy_unlock();
   if (seg) return seg;
-  seg = os_alloc_aligned(size, alignment);
+  seg = segment_map_fresh(size, alignment);
   if (!seg) return NULL;
   /* A huge segment at the usual alignment takes in the resident pages of
    * cached segments (its header is written into moved memory, if any). A

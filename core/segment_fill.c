@@ -141,7 +141,7 @@ static page_t *segment_huge_grow(heap_t *heap, page_t *page, size_t size) {
   }
   if (!os_moves_pages() || offset != SLICE_SIZE) return NULL;
   size_t size_new = align_up(total, HUGE_UNIT), size_old = old->size;
-  uint8_t *dest = os_alloc_aligned(size_new, SEGMENT_SIZE);
+  uint8_t *dest = segment_map_fresh(size_new, SEGMENT_SIZE);
   if (!dest) return NULL;
   stats_page_bytes(-(ptrdiff_t)relaxed_load(&page->block_size));
   copy_lock();

@@ -13,7 +13,9 @@
  *     (each page stamped and checked) and calloc's zeros (also under TSan);
  *   - realloc growing a written huge block moves its pages into the larger
  *     segment and faults almost nothing; the control, a block aligned past
- *     its segment's first slice, is copied and faults every page again.
+ *     its segment's first slice, is copied and faults every page again;
+ *   - where the address space is full (RLIMIT_AS here; a 32-bit process),
+ *     what the cache keeps mapped goes back before an allocation fails.
  * Each case runs in its own process (ctest names one per run): faults are a
  * whole-process figure. Under valgrind and the sanitizers the scenarios run
  * but the fault counts are not asserted.
@@ -21,9 +23,12 @@
 #include "nsalloc.h"
 #include "test_util.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define MIB  ((size_t)1 << 20)
 #define PAGE ((size_t)4096)
@@ -248,12 +253,63 @@ static void test_huge_threads_replace(void) {
   }
 }
 
+static size_t address_space(void) {
+  unsigned long pages = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  CHECK(f != NULL && fscanf(f, "%lu", &pages) == 1);
+  if (f) fclose(f);
+  return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* An address space that cached segments fill: with 1 GiB left, 10 MiB
+ * blocks are allocated until one fails with ENOMEM (the control: the limit
+ * binds), then all freed, which leaves them mapped in the cache. A 512 MiB
+ * block then fits only if the copy gives the cache back when the OS refuses
+ * a mapping; before, it failed with 1 GiB free. RLIMIT_AS would also bind
+ * the shadow memory of valgrind and the sanitizers: plain builds only. */
+enum { FILL_BLOCKS = 200 };
+static void test_full_address_space_drops_cache(void) {
+  if (test_instrumented()) {
+    fprintf(stderr, "note: instrumented build: RLIMIT_AS would bind the tool's own memory\n");
+    return;
+  }
+  struct rlimit old;
+  CHECK_EQ(getrlimit(RLIMIT_AS, &old), 0);
+  struct rlimit limit = {address_space() + 1024 * MIB, old.rlim_max};
+  CHECK_EQ(setrlimit(RLIMIT_AS, &limit), 0);
+  static void *blocks[FILL_BLOCKS];
+  size_t count = 0;
+  int error = 0;
+  for (; count < FILL_BLOCKS; count++) {
+    errno = 0;
+    if (!(blocks[count] = nsalloc_malloc(10 * MIB))) {
+      error = errno;
+      break;
+    }
+  }
+  nsalloc_stats_t stats;
+  nsalloc_stats(&stats);
+  fprintf(stderr, "%zu blocks of 10 MiB before ENOMEM (%zu MiB reserved)\n", count,
+          stats.reserved_bytes / MIB);
+  CHECK(count > 50 && count < FILL_BLOCKS);
+  CHECK_EQ(error, ENOMEM);
+  for (size_t i = 0; i < count; i++)
+    nsalloc_free(blocks[i]);
+  nsalloc_stats(&stats);
+  fprintf(stderr, "all freed: %zu MiB still reserved by the cache\n", stats.reserved_bytes / MIB);
+  void *big = nsalloc_malloc(512 * MIB);
+  CHECK(big != NULL);
+  nsalloc_free(big);
+  CHECK_EQ(setrlimit(RLIMIT_AS, &old), 0);
+}
+
 int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_large_churn_refaults_little), TEST(test_large_churn_without_cache_refaults),
       TEST(test_huge_cycles_refault_little),  TEST(test_huge_cycles_never_purge),
       TEST(test_huge_cycles_idle_refault),    TEST(test_huge_threads_replace),
       TEST(test_huge_realloc_moves_pages),    TEST(test_huge_realloc_aligned_copies),
+      TEST(test_full_address_space_drops_cache),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
