@@ -305,10 +305,10 @@ static void test_full_address_space_drops_cache(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_large_churn_refaults_little), TEST(test_large_churn_without_cache_refaults),
-      TEST(test_huge_cycles_refault_little),  TEST(test_huge_cycles_never_purge),
-      TEST(test_huge_cycles_idle_refault),    TEST(test_huge_threads_replace),
-      TEST(test_huge_realloc_moves_pages),    TEST(test_huge_realloc_aligned_copies),
+      TEST(test_large_churn_refaults_little),    TEST(test_large_churn_without_cache_refaults),
+      TEST(test_huge_cycles_refault_little),     TEST(test_huge_cycles_never_purge),
+      TEST(test_huge_cycles_idle_refault),       TEST(test_huge_threads_replace),
+      TEST(test_huge_realloc_moves_pages),       TEST(test_huge_realloc_aligned_copies),
       TEST(test_full_address_space_drops_cache),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
