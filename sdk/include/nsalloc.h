@@ -193,7 +193,8 @@ typedef enum nsalloc_option_e {
   NSALLOC_OPTION_PURGE_DELAY_MS = 0, /* ms a segment's free pages stay resident after its last
                                       * free (default 500); 0 at once; -1 never */
   NSALLOC_OPTION_SEGMENT_CACHE,      /* empty segments kept mapped for reuse (count, default 256,
-                                      * 0 to NSALLOC_SEGMENT_CACHE_MAX) */
+                                      * 0 to NSALLOC_SEGMENT_CACHE_MAX); all unmapped at once
+                                      * when the OS refuses a new mapping */
   NSALLOC_OPTION_FOREIGN_POLICY,     /* an nsalloc_policy_t */
   NSALLOC_OPTION_HUGE_PAGES,         /* transparent huge pages for huge blocks (above 2 MiB; Linux,
                                       * a no-op elsewhere): each fresh huge segment is advised
