@@ -128,7 +128,11 @@ static void purger_note(uint64_t due) {
   do {
     if (at && (int32_t)(at - hint) <= 0) return;
   } while (!atomic_compare_exchange_weak(&copy.purge_hint, &at, hint));
-  if (relaxed_load(&purger.state) != PURGER_RUNNING) return;
+  /* STARTING too: the new thread may already wait, for a hint it read
+   * before this one (none at all: then without a timeout), and every later
+   * hint, being later, would wake nobody (core.purger_start_wakes). */
+  int state = relaxed_load(&purger.state);
+  if (state != PURGER_RUNNING && state != PURGER_STARTING) return;
   prim_lock(&purger.lock);
   prim_cond_wake(&purger.wake);
   prim_unlock(&purger.lock);
