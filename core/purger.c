@@ -29,9 +29,10 @@
  */
 #include "internal.h"
 
-/* IDLE: may start. OFF: never starts (it failed to, or this is a fork()
- * child) until purge_thread is set to 1 again. */
-enum purger_state { PURGER_IDLE, PURGER_STARTING, PURGER_RUNNING, PURGER_OFF };
+/* IDLE: may start. STOPPING: one purger_stop() is joining it (a second
+ * join of the same thread never returns). OFF: never starts (it failed to,
+ * or this is a fork() child) until purge_thread is set to 1 again. */
+enum purger_state { PURGER_IDLE, PURGER_STARTING, PURGER_RUNNING, PURGER_STOPPING, PURGER_OFF };
 
 static struct {
   prim_lock_t lock; /* stop and the waits on `wake` */
@@ -139,16 +140,21 @@ static void purger_note(uint64_t due) {
 }
 
 /* Stop the thread and wait for it to return. Call with no lock of the copy
- * held: the thread may be waiting for the copy's lock. */
+ * held: the thread may be waiting for the copy's lock. Any number of threads
+ * may call it at once (purge_thread=0, nsalloc_shutdown, the destructor):
+ * one joins the thread, the others wait until it has (core.purger_stops_once;
+ * two joins of one thread hung the second for good). */
 static void purger_stop(void) {
   prim_lock(&purger.lock);
-  while (relaxed_load(&purger.state) == PURGER_STARTING) {
+  for (int state; (state = relaxed_load(&purger.state)) == PURGER_STARTING ||
+                  state == PURGER_STOPPING;) {
     prim_unlock(&purger.lock);
     prim_yield();
     prim_lock(&purger.lock);
   }
   bool running = relaxed_load(&purger.state) == PURGER_RUNNING;
   if (running) {
+    relaxed_store(&purger.state, PURGER_STOPPING);
     purger.stop = true;
     prim_cond_wake(&purger.wake);
   }

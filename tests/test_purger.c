@@ -1,6 +1,8 @@
 /*
- * test_purger_start.c - a deadline that appears while the purger thread is
- * starting wakes it (core.purger_start_wakes).
+ * test_purger.c - the purger thread's start and stop against other threads.
+ *
+ * core.purger_start_wakes: a deadline that appears while the purger thread
+ * is starting wakes it.
  *
  * purger_start() marks the purger STARTING, creates the thread and only then
  * marks it RUNNING. The new thread may already be waiting on its condition
@@ -15,8 +17,14 @@
  * put into that window what any other thread may do there: before the
  * thread starts, nsalloc_collect(true) (no deadline left); once it runs and
  * before pthread_create returns, the frees of 32 MiB of blocks. The purge
- * delay is 50 ms; 1.5 s later the freed memory must be purged. Host builds
- * only (dlsym(RTLD_NEXT), like the other purger tests: /proc).
+ * delay is 50 ms; 1.5 s later the freed memory must be purged.
+ *
+ * core.purger_stops_once: two threads stop the purger at once (one sets
+ * purge_thread=0, the other calls nsalloc_shutdown). Both used to join it,
+ * and the second join never returned (every run hung in its first round).
+ * A hang fails the test (alarm).
+ *
+ * Host builds only (dlsym(RTLD_NEXT), like the other purger tests: /proc).
  */
 #define _GNU_SOURCE 1
 #include "nsalloc.h"
@@ -26,12 +34,14 @@
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MIB   ((size_t)1 << 20)
 #define COUNT (32 * MIB / 1024)
 
 static void *blocks[COUNT];
 static int creates;
+static int interfere; /* the next pthread_create runs core.purger_start_wakes' sequence */
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -42,6 +52,8 @@ static void sleep_ms(long ms) {
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
   static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
   if (!real) *(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
+  if (!interfere) return real(thread, attr, fn, arg);
+  interfere = 0;
   creates++;
   nsalloc_collect(true); /* the purger, once started, finds no deadline */
   int result = real(thread, attr, fn, arg);
@@ -61,6 +73,7 @@ static void test_purger_start_wakes(void) {
     blocks[i] = nsalloc_malloc(1000);
     memset(blocks[i], 1, 1000);
   }
+  interfere = 1;
   for (int i = 0; i < 200; i++) /* a page emptied: the purger starts */
     nsalloc_free(first[i]);
   CHECK_EQ(creates, 1);
@@ -71,9 +84,53 @@ static void test_purger_start_wakes(void) {
   CHECK(stats.committed_bytes < 8 * MIB);
 }
 
+#define STOP_ROUNDS 200
+static pthread_barrier_t stop_barrier;
+
+static void *stopper(void *arg) {
+  for (int round = 0; round < STOP_ROUNDS; round++) {
+    pthread_barrier_wait(&stop_barrier);
+    if (arg)
+      nsalloc_shutdown();
+    else
+      nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, 0);
+    pthread_barrier_wait(&stop_barrier);
+  }
+  return NULL;
+}
+
+static void test_purger_stops_once(void) {
+  alarm(60); /* a hang fails the test instead of stalling it */
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, 0); /* the count below starts without one */
+  pthread_barrier_init(&stop_barrier, NULL, 3);
+  pthread_t threads[2];
+  for (int i = 0; i < 2; i++)
+    CHECK_EQ(pthread_create(&threads[i], NULL, stopper, i ? (void *)1 : NULL), 0);
+  long base = test_thread_count(), started = 0;
+  for (int round = 0; round < STOP_ROUNDS; round++) {
+    nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, 1);
+    void *v[200];
+    for (int i = 0; i < 200; i++)
+      v[i] = nsalloc_malloc(1000);
+    for (int i = 0; i < 200; i++) /* a page emptied: the purger starts */
+      nsalloc_free(v[i]);
+    started += test_thread_count() > base;
+    pthread_barrier_wait(&stop_barrier);
+    pthread_barrier_wait(&stop_barrier);
+  }
+  for (int i = 0; i < 2; i++)
+    pthread_join(threads[i], NULL);
+  test_sleep_ms(20); /* a joined thread leaves the count a moment after its join returned */
+  if (!test_instrumented()) CHECK_EQ(test_thread_count(), base - 2); /* no purger left */
+  fprintf(stderr, "the purger ran in %ld of %d rounds\n", started, STOP_ROUNDS);
+  if (!test_instrumented()) CHECK(started > STOP_ROUNDS / 2);
+  alarm(0);
+}
+
 int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_purger_start_wakes),
+      TEST(test_purger_stops_once),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
