@@ -11,7 +11,7 @@
  * path) had just purged everything. purger_note() used to wake it only when
  * RUNNING, so a deadline noted in that window was lost, and every later one,
  * being later, wakes nobody either: an idle program kept what it freed for
- * good (100 MiB in the red-team program hostile/start_race.c).
+ * good (100 MiB in a red-team program).
  *
  * This program interposes pthread_create (the copy is linked into it) to
  * put into that window what any other thread may do there: before the
@@ -33,7 +33,6 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MIB   ((size_t)1 << 20)
@@ -43,12 +42,6 @@ static void *blocks[COUNT];
 static int creates;
 static int interfere; /* the next pthread_create runs core.purger_start_wakes' sequence */
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
-}
-
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
   static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
   if (!real) *(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
@@ -57,7 +50,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(vo
   creates++;
   nsalloc_collect(true); /* the purger, once started, finds no deadline */
   int result = real(thread, attr, fn, arg);
-  sleep_ms(50); /* it waits now; purger_start has not marked it RUNNING */
+  test_sleep_ms(50); /* it waits now; purger_start has not marked it RUNNING */
   for (size_t i = 0; i < COUNT; i++)
     nsalloc_free(blocks[i]);
   return result;
@@ -77,7 +70,7 @@ static void test_purger_start_wakes(void) {
   for (int i = 0; i < 200; i++) /* a page emptied: the purger starts */
     nsalloc_free(first[i]);
   CHECK_EQ(creates, 1);
-  sleep_ms(1500);
+  test_sleep_ms(1500);
   nsalloc_stats_t stats;
   nsalloc_stats(&stats);
   fprintf(stderr, "committed 1.5 s after freeing 32 MiB: %zu KiB\n", stats.committed_bytes / 1024);
