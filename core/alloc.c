@@ -86,10 +86,12 @@ static void *heap_realloc_impl(heap_t *heap, void *p, size_t size, void *forward
   void *q = heap_alloc(heap, size);
   if (!q) return NULL;
   memcpy(q, p, size < usable ? size : usable);
-  if (relaxed_load(&page->kind) == PAGE_HUGE)
+  if (relaxed_load(&page->kind) == PAGE_HUGE) {
     segment_huge_free(segment_of(page));
-  else
+    purger_poll();
+  } else {
     free_block(page, p, heap);
+  }
   return q;
 }
 

@@ -208,6 +208,7 @@ static void thread_done(void *value) {
   if (!copy_exit_begin()) return; /* the copy is being released, with this heap */
   heap_abandon(value);
   thread_heap_set(&empty_heap);
+  purger_poll(); /* before copy_exit_end: an unload waits for this start, then joins it */
   copy_exit_end();
 }
 
@@ -351,6 +352,7 @@ void nsalloc_heap_destroy(nsalloc_heap_t *heap) {
     segment_huge_free(huge);
   }
   heap_descriptor_free(heap);
+  purger_poll();
 }
 
 void nsalloc_heap_collect(nsalloc_heap_t *heap, bool force) {

@@ -112,7 +112,10 @@ static bool purger_running(void) {
 }
 
 /* Start the purger when a purge is pending and it never ran. Call with no
- * lock of the copy held. */
+ * lock of the copy held, after every path that may schedule the copy's first
+ * purge: a free, malloc's slow path, realloc of a huge block, heap_destroy
+ * and thread exit (core.idle_after_*: each of the last three once left an
+ * idle program holding all it had released). */
 static inline void purger_poll(void) {
   if (unlikely(relaxed_load(&purger.state) == PURGER_IDLE) && relaxed_load(&copy.purge_hint))
     purger_start();
@@ -146,8 +149,8 @@ static void purger_note(uint64_t due) {
  * two joins of one thread hung the second for good). */
 static void purger_stop(void) {
   prim_lock(&purger.lock);
-  for (int state; (state = relaxed_load(&purger.state)) == PURGER_STARTING ||
-                  state == PURGER_STOPPING;) {
+  for (int state;
+       (state = relaxed_load(&purger.state)) == PURGER_STARTING || state == PURGER_STOPPING;) {
     prim_unlock(&purger.lock);
     prim_yield();
     prim_lock(&purger.lock);

@@ -19,6 +19,7 @@
 #include "nsalloc.h"
 #include "test_util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 #include <string.h>
@@ -226,6 +227,63 @@ static void test_idle_purger_sleeps(void) {
   nsalloc_free(keep);
 }
 
+/* The copy's committed bytes after `ms` without a call into it. */
+static size_t committed_after_idle(long ms) {
+  test_sleep_ms(ms);
+  nsalloc_stats_t stats;
+  nsalloc_stats(&stats);
+  fprintf(stderr, "committed after %ld ms idle: %zu KiB\n", ms, stats.committed_bytes >> 10);
+  return stats.committed_bytes;
+}
+
+/* The first memory a program gives back may come from any path that frees,
+ * and each must start the purger: before, only malloc's slow path and free()
+ * did, so a program whose first release was one of these kept it all while
+ * idle (with purge_thread=1 but no thread, the cache was not even bounded). */
+#define IDLE_FREED_BYTES     (64 * MIB)
+#define IDLE_COMMITTED_BOUND (2 * MIB)
+
+static void test_idle_after_heap_destroy(void) {
+  nsalloc_heap_t *heap = nsalloc_heap_new();
+  for (size_t i = 0; i < IDLE_FREED_BYTES / 4096; i++)
+    memset(nsalloc_heap_malloc(heap, 4096), 1, 4096);
+  nsalloc_heap_destroy(heap);
+  CHECK(committed_after_idle(1000) < IDLE_COMMITTED_BOUND);
+}
+
+static void test_idle_after_huge_realloc(void) {
+  void *p = nsalloc_malloc(IDLE_FREED_BYTES);
+  memset(p, 1, IDLE_FREED_BYTES);
+  p = nsalloc_realloc(p, MIB); /* a new block; the old segment goes to the cache */
+  CHECK(committed_after_idle(1000) < IDLE_COMMITTED_BOUND + MIB);
+  nsalloc_free(p);
+}
+
+/* A thread's blocks freed by another thread (remote frees), then the thread
+ * exits: its segments are abandoned with nothing live. */
+static void *allocate_and_wait(void *arg) {
+  pthread_barrier_t *barrier = arg;
+  for (size_t i = 0; i < IDLE_FREED_BYTES / 4096; i++)
+    memset(blocks[i] = nsalloc_malloc(4096), 1, 4096);
+  pthread_barrier_wait(barrier); /* the main thread frees them */
+  pthread_barrier_wait(barrier);
+  return NULL;
+}
+
+static void test_idle_after_thread_exit(void) {
+  pthread_barrier_t barrier;
+  pthread_barrier_init(&barrier, NULL, 2);
+  pthread_t thread;
+  CHECK_EQ(pthread_create(&thread, NULL, allocate_and_wait, &barrier), 0);
+  pthread_barrier_wait(&barrier);
+  for (size_t i = 0; i < IDLE_FREED_BYTES / 4096; i++)
+    nsalloc_free(blocks[i]);
+  pthread_barrier_wait(&barrier);
+  pthread_join(thread, NULL);
+  CHECK(committed_after_idle(1000) < IDLE_COMMITTED_BOUND);
+  pthread_barrier_destroy(&barrier);
+}
+
 /* A fork() child starts no purger of its own (the parent had one: it is
  * multi-threaded, and the child may only make async-signal-safe calls), and
  * setting purge_thread=1 there allows one again (the control: the count
@@ -269,6 +327,9 @@ int main(int argc, char **argv) {
       TEST(test_segment_cache_option),
       TEST(test_fork_child_starts_no_purger),
       TEST(test_idle_purger_sleeps),
+      TEST(test_idle_after_heap_destroy),
+      TEST(test_idle_after_huge_realloc),
+      TEST(test_idle_after_thread_exit),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
