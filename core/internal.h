@@ -492,6 +492,7 @@ static uint64_t purger_hint_wait(uint64_t now);
 static bool purger_running(void);
 static void purger_stop(void);
 static void purger_option_set(bool on);
+static void purge_delay_resumed(long delay);
 static void purger_forget(void);
 /* locate.c */
 static enum locate_result locate(const void *p, page_t **page_out);

@@ -101,7 +101,9 @@ int nsalloc_option_set(nsalloc_option_t option, long value) {
   if ((unsigned)option >= NSALLOC_OPTION_COUNT || value < option_info[option].min ||
       value > option_info[option].max)
     return EINVAL;
+  long old = copy.options[option];
   copy.options[option] = value;
   if (option == NSALLOC_OPTION_PURGE_THREAD) purger_option_set(value != 0);
+  if (option == NSALLOC_OPTION_PURGE_DELAY_MS && old < 0 && value >= 0) purge_delay_resumed(value);
   return 0;
 }

@@ -170,6 +170,16 @@ static void purger_stop(void) {
   prim_unlock(&purger.lock);
 }
 
+/* purge_delay_ms set from -1 to `delay` (no lock held). Slices freed while
+ * it was -1 are due already but were never noted (segment_schedule_purge),
+ * and a program that only freed then started no purger: a pass after the
+ * new delay purges them. (Set to -1, passes purge nothing, whatever
+ * deadlines are pending: segment_copy_purge.) */
+static void purge_delay_resumed(long delay) {
+  purger_note(prim_clock_ms() + (uint64_t)delay);
+  purger_poll();
+}
+
 /* purge_thread set: 0 stops the thread; 1 allows a start again. */
 static void purger_option_set(bool on) {
   if (!on) {

@@ -215,13 +215,20 @@ static void segment_purge(segment_t *seg, bool force, uint64_t now) {
  * schedule it. The deadline moves on with every new free slice, so a segment
  * in use keeps its free slices resident and only one left alone for the
  * whole delay gives them back: a steady working set is not refaulted every
- * delay. Returns the deadline (0 when nothing is pending). */
+ * delay. Returns the deadline to note (0 when nothing is pending). With
+ * purge_delay_ms=-1 the slices are marked due now but nothing is noted: no
+ * pass purges while the option is -1, and once it is set to a delay again,
+ * what was freed meanwhile goes back after that delay (purge_delay_changed). */
 static uint64_t segment_schedule_purge(segment_t *seg) {
   long delay = copy.options[NSALLOC_OPTION_PURGE_DELAY_MS];
-  if (delay == 0)
+  if (delay == 0) {
     segment_purge(seg, true, 0);
-  else if (delay > 0)
+  } else if (delay < 0) {
+    seg->purge_at_ms = prim_clock_ms();
+    return 0;
+  } else {
     seg->purge_at_ms = prim_clock_ms() + (uint64_t)delay;
+  }
   return seg->purge_at_ms;
 }
 
@@ -300,6 +307,10 @@ static void segment_copy_purge(bool force, uint64_t now) {
   segment_t *expired = NULL;
   copy_lock();
   relaxed_store(&copy.purge_hint, 0);
+  if (!force && copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0) { /* nothing goes back */
+    copy_unlock();
+    return;
+  }
   segment_cache_expire(force, now, &expired);
   for (segment_t *seg = copy.abandoned; seg; seg = seg->list_next) {
     segment_purge(seg, force, now);

@@ -284,6 +284,32 @@ static void test_idle_after_thread_exit(void) {
   pthread_barrier_destroy(&barrier);
 }
 
+/* Fill and free IDLE_FREED_BYTES in 4 KiB blocks. */
+static void fill_and_free(void) {
+  for (size_t i = 0; i < IDLE_FREED_BYTES / 4096; i++)
+    memset(blocks[i] = nsalloc_malloc(4096), 1, 4096);
+  for (size_t i = 0; i < IDLE_FREED_BYTES / 4096; i++)
+    nsalloc_free(blocks[i]);
+}
+
+/* purge_delay_ms changed at run time. What is freed under -1 stays, and
+ * goes back once a delay is set again (before, it stayed for good: no
+ * deadline had been set, and a program that had only freed under -1 had no
+ * purger either). Set to -1 right after a free, the purge pending does not
+ * happen (before, deadlines set earlier still fired). */
+static void test_purge_delay_switched(void) {
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, -1), 0);
+  fill_and_free();
+  CHECK(committed_after_idle(300) >= IDLE_FREED_BYTES - MIB);
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 100), 0);
+  CHECK(committed_after_idle(1000) < IDLE_COMMITTED_BOUND);
+  fill_and_free();
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, -1), 0);
+  CHECK(committed_after_idle(500) >= IDLE_FREED_BYTES - MIB);
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 100), 0);
+  CHECK(committed_after_idle(1000) < IDLE_COMMITTED_BOUND);
+}
+
 /* A fork() child starts no purger of its own (the parent had one: it is
  * multi-threaded, and the child may only make async-signal-safe calls), and
  * setting purge_thread=1 there allows one again (the control: the count
@@ -330,6 +356,7 @@ int main(int argc, char **argv) {
       TEST(test_idle_after_heap_destroy),
       TEST(test_idle_after_huge_realloc),
       TEST(test_idle_after_thread_exit),
+      TEST(test_purge_delay_switched),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
