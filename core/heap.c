@@ -174,7 +174,7 @@ static void heap_collect_pages(heap_t *heap, bool force) {
 /* Purge what is due in the heap's own segments, and in the copy's cached
  * and abandoned ones (force: everything free). */
 static void heap_purge_due(heap_t *heap, bool force) {
-  if (!force && copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0) return; /* nothing goes back */
+  if (!force && copy_option(NSALLOC_OPTION_PURGE_DELAY_MS) < 0) return; /* nothing goes back */
   uint64_t now = prim_clock_ms();
   if (force || (heap->purge_at_ms && now >= heap->purge_at_ms)) {
     heap->purge_at_ms = 0;

@@ -398,8 +398,9 @@ typedef struct copy_state_s {
   heap_t *heaps;                /* live heaps */
   heap_t *free_heaps;           /* recycled heap descriptors (metadata is never unmapped) */
   size_t heap_pool_used;        /* descriptors taken from heap.c's static pool */
-  uint8_t *meta_bump, *meta_end; /* mmap'd descriptor chunk beyond the pool */
-  long options[NSALLOC_OPTION_COUNT];
+  uint8_t *meta_bump, *meta_end;               /* mmap'd descriptor chunk beyond the pool */
+  _Atomic(long) options[NSALLOC_OPTION_COUNT]; /* set by any thread at run time, read by all
+                                                * (the purger too): copy_option() */
   nsalloc_forward_t forward;
   bool forward_is_fallback; /* `forward` is the build's fixed fallback (NSALLOC_DEFAULT_FORWARD:
                              * the C library), which never gets another copy's block */
@@ -417,6 +418,11 @@ typedef struct copy_state_s {
 } copy_state_t;
 
 static copy_state_t copy;
+
+/* An option's current value: any thread may read it while another sets it
+ * (nsalloc_option_set), hence a relaxed atomic. */
+#define copy_option(option) relaxed_load(&copy.options[option])
+
 static _Atomic(uint8_t) segment_map[MAP_ENTRIES];
 /* What page_of[] names for a slice without a page (and for slice 0): kind 0
  * and owner 0, so the free fast path falls through to the checked path. */

@@ -65,7 +65,7 @@ static void options_parse(const char *variable, const char *text) {
         continue;
       long value;
       known = option_parse_value((nsalloc_option_t)i, equals + 1, length - name_length - 1, &value);
-      if (known) copy.options[i] = value;
+      if (known) relaxed_store(&copy.options[i], value);
     }
     if (!known) nsalloc_message("%s: ignoring bad entry '%.*s'", variable, (int)length, text);
     text += length + (text[length] == ',');
@@ -74,7 +74,7 @@ static void options_parse(const char *variable, const char *text) {
 
 static void options_init(void) {
   for (size_t i = 0; i < NSALLOC_OPTION_COUNT; i++)
-    copy.options[i] = option_info[i].initial;
+    relaxed_store(&copy.options[i], option_info[i].initial);
   char variable[64];
   size_t n = 0;
   for (const char *c = NSALLOC_PREFIX_STRING; *c && n < sizeof variable - 8; c++)
@@ -87,13 +87,13 @@ static void options_init(void) {
    * library hands blocks that predate it back to the C library). */
   copy.forward = (nsalloc_forward_t)NSALLOC_DEFAULT_FORWARD;
   copy.forward_is_fallback = true;
-  copy.options[NSALLOC_OPTION_FOREIGN_POLICY] = NSALLOC_POLICY_FORWARD;
+  relaxed_store(&copy.options[NSALLOC_OPTION_FOREIGN_POLICY], NSALLOC_POLICY_FORWARD);
 #endif
 }
 
 long nsalloc_option_get(nsalloc_option_t option) {
   copy_init();
-  return (unsigned)option < NSALLOC_OPTION_COUNT ? copy.options[option] : -1;
+  return (unsigned)option < NSALLOC_OPTION_COUNT ? copy_option(option) : -1;
 }
 
 int nsalloc_option_set(nsalloc_option_t option, long value) {
@@ -101,8 +101,8 @@ int nsalloc_option_set(nsalloc_option_t option, long value) {
   if ((unsigned)option >= NSALLOC_OPTION_COUNT || value < option_info[option].min ||
       value > option_info[option].max)
     return EINVAL;
-  long old = copy.options[option];
-  copy.options[option] = value;
+  long old = copy_option(option);
+  relaxed_store(&copy.options[option], value);
   if (option == NSALLOC_OPTION_PURGE_THREAD) purger_option_set(value != 0);
   if (option == NSALLOC_OPTION_PURGE_DELAY_MS && old < 0 && value >= 0) purge_delay_resumed(value);
   return 0;

@@ -51,7 +51,7 @@ static bool os_advise_huge_pages(void *p, size_t size) {
  * resident set what it was: the advice makes memory resident 2 MiB at a
  * time, wherever a byte of it is touched. */
 static bool os_huge_pages_wanted(nsalloc_option_t option) {
-  long mode = copy.options[option];
+  long mode = copy_option(option);
   return mode == 2 || (mode == 1 && relaxed_load(&copy.multi_threaded));
 }
 

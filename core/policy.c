@@ -79,7 +79,7 @@ static void diagnose(enum api_op op, const void *p, const char *what, bool fatal
 static bool foreign_pointer(enum api_op op, const void *p, const char *report_outcome) {
   copy_init();
   atomic_fetch_add(&copy.foreign, 1);
-  long policy = copy.options[NSALLOC_OPTION_FOREIGN_POLICY];
+  long policy = copy_option(NSALLOC_OPTION_FOREIGN_POLICY);
   /* The owner is looked for (a few system calls) only when a message may
    * name it or the fallback must not receive it: never on a host's forward. */
   segment_signature_t owner;
@@ -129,7 +129,7 @@ static void invalid_pointer(enum api_op op, const void *p, enum locate_result wh
   const char *what = why == LOCATE_DOUBLE_FREE ? "double free (the block is already free)"
                      : why == LOCATE_INTERIOR  ? "interior pointer (not the start of a block)"
                                                : "no block is allocated at this address";
-  diagnose(op, p, what, copy.options[NSALLOC_OPTION_FOREIGN_POLICY] != NSALLOC_POLICY_REPORT);
+  diagnose(op, p, what, copy_option(NSALLOC_OPTION_FOREIGN_POLICY) != NSALLOC_POLICY_REPORT);
 }
 
 int nsalloc_set_foreign_policy(nsalloc_policy_t policy, const nsalloc_forward_t *forward) {
@@ -141,7 +141,7 @@ int nsalloc_set_foreign_policy(nsalloc_policy_t policy, const nsalloc_forward_t 
   } else if (policy != NSALLOC_POLICY_ABORT && policy != NSALLOC_POLICY_REPORT) {
     return EINVAL;
   }
-  copy.options[NSALLOC_OPTION_FOREIGN_POLICY] = policy;
+  relaxed_store(&copy.options[NSALLOC_OPTION_FOREIGN_POLICY], policy);
   return 0;
 }
 

@@ -84,7 +84,7 @@ static void purger_main(void *unused) {
 
 /* May purger_start start the thread (the copy's side of it)? */
 static bool purger_allowed(void) {
-  return copy.options[NSALLOC_OPTION_PURGE_THREAD] && !copy.os_source.alloc &&
+  return copy_option(NSALLOC_OPTION_PURGE_THREAD) && !copy.os_source.alloc &&
          !relaxed_load(&copy.shut_down);
 }
 

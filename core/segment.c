@@ -220,7 +220,7 @@ static void segment_purge(segment_t *seg, bool force, uint64_t now) {
  * pass purges while the option is -1, and once it is set to a delay again,
  * what was freed meanwhile goes back after that delay (purge_delay_changed). */
 static uint64_t segment_schedule_purge(segment_t *seg) {
-  long delay = copy.options[NSALLOC_OPTION_PURGE_DELAY_MS];
+  long delay = copy_option(NSALLOC_OPTION_PURGE_DELAY_MS);
   if (delay == 0) {
     segment_purge(seg, true, 0);
   } else if (delay < 0) {
@@ -275,7 +275,7 @@ static void segment_unmap(segment_t *seg) {
  * same bytes round after round takes them back resident however long a
  * round lasts. Lock held. */
 static void segment_cache_expire(bool force, uint64_t now, segment_t **expired) {
-  uint64_t busy_until = copy.cache_used_ms + (uint64_t)copy.options[NSALLOC_OPTION_PURGE_DELAY_MS];
+  uint64_t busy_until = copy.cache_used_ms + (uint64_t)copy_option(NSALLOC_OPTION_PURGE_DELAY_MS);
   for (segment_t **link = &copy.cache; *link;) {
     segment_t *seg = *link;
     uint64_t due =
@@ -307,7 +307,7 @@ static void segment_copy_purge(bool force, uint64_t now) {
   segment_t *expired = NULL;
   copy_lock();
   relaxed_store(&copy.purge_hint, 0);
-  if (!force && copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0) { /* nothing goes back */
+  if (!force && copy_option(NSALLOC_OPTION_PURGE_DELAY_MS) < 0) { /* nothing goes back */
     copy_unlock();
     return;
   }
@@ -346,7 +346,7 @@ static void segment_copy_purge(bool force, uint64_t now) {
  * (purger_running), so a block freed first is not purged at once. Lock
  * held. */
 static void segment_cache_trim(void) {
-  if (copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0 || purger_running()) return;
+  if (copy_option(NSALLOC_OPTION_PURGE_DELAY_MS) < 0 || purger_running()) return;
   size_t budget = SEGMENT_SIZE + relaxed_load(&copy.page_bytes) / 4, resident = 0;
   for (segment_t *seg = copy.cache; seg; seg = seg->list_next) {
     resident += slices_bytes(seg, ~seg->decommitted & SLICES_ALL);
@@ -368,10 +368,10 @@ static void segment_release(segment_t *seg) {
   seg->free_slices = SLICES_ALL;
   segment_unlock(seg);
   copy_lock();
-  bool never_purge = copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] < 0;
+  bool never_purge = copy_option(NSALLOC_OPTION_PURGE_DELAY_MS) < 0;
   bool cache =
       !relaxed_load(&copy.shut_down) &&
-      (never_purge || copy.cache_count < (size_t)copy.options[NSALLOC_OPTION_SEGMENT_CACHE]);
+      (never_purge || copy.cache_count < (size_t)copy_option(NSALLOC_OPTION_SEGMENT_CACHE));
   if (cache) {
     seg->list_next = copy.cache;
     copy.cache = seg;
@@ -588,7 +588,7 @@ static bool segment_huge_fit(segment_t *seg, size_t end) {
     seg->huge_extent = end;
   } else {
     size_t keep = align_up(end, HUGE_UNIT);
-    if (keep < seg->huge_extent && copy.options[NSALLOC_OPTION_PURGE_DELAY_MS] >= 0 &&
+    if (keep < seg->huge_extent && copy_option(NSALLOC_OPTION_PURGE_DELAY_MS) >= 0 &&
         os_purge((uint8_t *)seg + keep, seg->huge_extent - keep)) {
       stats_committed(-(ptrdiff_t)(seg->huge_extent - keep));
       seg->huge_extent = keep;
