@@ -169,6 +169,7 @@ static void heap_collect_pages(heap_t *heap, bool force) {
       }
     }
   }
+  if (force) segment_release_kept(heap);
 }
 
 /* Purge what is due in the heap's own segments, and in the copy's cached

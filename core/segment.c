@@ -513,7 +513,13 @@ static bool segment_page_free(heap_t *heap, page_t *page) {
   stats_page_bytes(-(ptrdiff_t)(count << SLICE_SHIFT));
   segment_lock(seg);
   seg->free_slices |= slice_mask(page->slice_index, count);
-  bool empty = seg->free_slices == SLICES_ALL;
+  /* The heap's only segment stays on the heap when it empties (its slices
+   * purged after the delay, like any free slice), as a bin keeps its last
+   * page: a copy serving one large block at a time would otherwise hand the
+   * segment to the cache and take it back on every malloc/free pair.
+   * collect(true) releases it (segment_release_kept), thread exit abandons
+   * it, heap_destroy drops it. */
+  bool empty = seg->free_slices == SLICES_ALL && (heap->segments != seg || seg->heap_next);
   uint64_t due = 0;
   if (!empty) {
     if (was_full && heap->segments != seg) { /* has room again: move to the front */
@@ -544,6 +550,15 @@ static page_t *segment_next_page(segment_t *seg, size_t *index) {
     (*index)++;
   }
   return NULL;
+}
+
+/* collect(true): the heap's only segment, kept on the heap though it holds
+ * no page (segment_page_free), goes to the cache as well. Owner only. */
+static void segment_release_kept(heap_t *heap) {
+  segment_t *seg = heap->segments;
+  if (!seg || seg->heap_next || seg->free_slices != SLICES_ALL) return;
+  segment_unlink_heap(heap, seg);
+  segment_release(seg);
 }
 
 /* Does any page of the segment hold a block that is neither free nor on its

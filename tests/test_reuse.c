@@ -303,13 +303,29 @@ static void test_full_address_space_drops_cache(void) {
   CHECK_EQ(setrlimit(RLIMIT_AS, &old), 0);
 }
 
+/* A heap's only segment stays on the heap when its last block goes (no
+ * trip through the cache on every malloc/free of a large block), and
+ * collect(true) releases it (the control: the same heap statistics read
+ * 0 then). */
+static void test_large_pair_keeps_segment(void) {
+  for (int i = 0; i < 3; i++)
+    nsalloc_free(nsalloc_malloc(MIB));
+  nsalloc_stats_t heap;
+  nsalloc_heap_stats(NULL, &heap);
+  CHECK(heap.reserved_bytes > 0);
+  CHECK_EQ(heap.page_bytes, 0);
+  nsalloc_collect(true);
+  nsalloc_heap_stats(NULL, &heap);
+  CHECK_EQ(heap.reserved_bytes, 0);
+}
+
 int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_large_churn_refaults_little),    TEST(test_large_churn_without_cache_refaults),
       TEST(test_huge_cycles_refault_little),     TEST(test_huge_cycles_never_purge),
       TEST(test_huge_cycles_idle_refault),       TEST(test_huge_threads_replace),
       TEST(test_huge_realloc_moves_pages),       TEST(test_huge_realloc_aligned_copies),
-      TEST(test_full_address_space_drops_cache),
+      TEST(test_full_address_space_drops_cache), TEST(test_large_pair_keeps_segment),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
