@@ -218,7 +218,7 @@ static void segment_purge(segment_t *seg, bool force, uint64_t now) {
  * delay. Returns the deadline to note (0 when nothing is pending). With
  * purge_delay_ms=-1 the slices are marked due now but nothing is noted: no
  * pass purges while the option is -1, and once it is set to a delay again,
- * what was freed meanwhile goes back after that delay (purge_delay_changed). */
+ * what was freed meanwhile goes back after that delay (purge_delay_resumed). */
 static uint64_t segment_schedule_purge(segment_t *seg) {
   long delay = copy_option(NSALLOC_OPTION_PURGE_DELAY_MS);
   if (delay == 0) {
@@ -517,8 +517,8 @@ static bool segment_page_free(heap_t *heap, page_t *page) {
    * purged after the delay, like any free slice), as a bin keeps its last
    * page: a copy serving one large block at a time would otherwise hand the
    * segment to the cache and take it back on every malloc/free pair.
-   * collect(true) releases it (segment_release_kept), thread exit abandons
-   * it, heap_destroy drops it. */
+   * collect(true) and thread exit release it (heap_collect_pages(force):
+   * segment_release_kept), heap_destroy drops it. */
   bool empty = seg->free_slices == SLICES_ALL && (heap->segments != seg || seg->heap_next);
   uint64_t due = 0;
   if (!empty) {
