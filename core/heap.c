@@ -131,7 +131,7 @@ static bool heap_adopt_segment(heap_t *heap, segment_t *seg) {
     relaxed_store(&page->owner, heap->owner);
     page->in_full = 1; /* its old queue is gone */
     page_collect(page);
-    if (page_settle(heap, page)) return false;
+    if (page_settle(heap, page, true)) return false;
   }
   return true;
 }
@@ -148,7 +148,7 @@ static void heap_sweep_full_pages(heap_t *heap, bool force) {
     for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;) {
       if (!page->in_full || !page_pending_remote(page)) continue;
       page_collect(page);
-      if (page_settle(heap, page)) break;
+      if (page_settle(heap, page, true)) break;
     }
   }
 }
@@ -190,15 +190,22 @@ static void heap_purge_due(heap_t *heap, bool force) {
   if (force || purger_hint_wait(now) == 0) segment_copy_purge(force, now);
 }
 
-/* Thread exit: return what is free, hand the rest to the copy. Runs as the
- * copy's pthread key destructor, with the heap as the key's value. */
+/* Thread exit: return what is free, hand the rest to the copy. Every page
+ * left holds live blocks and is parked (owner key 0, TF_FULL), as large
+ * pages are from birth: the first free of one of its blocks, which can only
+ * come from another thread now, notifies, and the purger collects the page
+ * (segment_sweep_abandoned). Blocks freed after the exit would otherwise stay
+ * resident until some thread adopted the segment. Runs as the copy's pthread
+ * key destructor, with the heap as the key's value. */
 static void heap_abandon(heap_t *heap) {
   heap_collect_pages(heap, true);
+  for (size_t bin = 0; bin < BIN_COUNT; bin++)
+    for (page_t *page; (page = heap->bins[bin].first) != NULL;) {
+      page_queue_remove(heap, page);
+      page_settle(heap, page, false);
+    }
   for (segment_t *seg = heap->segments, *next; seg; seg = next) {
     next = seg->heap_next;
-    size_t index = 1;
-    for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;)
-      relaxed_store(&page->owner, 0);
     segment_abandon(seg);
   }
   heap->segments = NULL;
@@ -229,7 +236,7 @@ static page_t *heap_find_page(heap_t *heap, size_t bin) {
     }
     page_queue_remove(heap, page);
     page->in_full = 1;
-    page_settle(heap, page);
+    page_settle(heap, page, true);
     if (!page->in_full) return page; /* a remote free slipped in: it is queued again */
   }
   size_t block_size = bin_block_size(bin);

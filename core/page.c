@@ -109,12 +109,17 @@ static void page_collect(page_t *page) {
 
 /* The second half of a remote free onto a parked page (TF_NOTIFYING set by
  * its CAS): raise the segment's and the heap's flags so the owner sweeps the
- * page back, then let the owner collect again. */
+ * page back, then let the owner collect again. A segment on no heap is
+ * abandoned (its thread exited): the purger is its owner for this
+ * (segment_sweep_abandoned). */
 static void page_notify_owner(page_t *page) {
   segment_t *seg = segment_of(page);
   atomic_store(&seg->full_page_freed, 1);
   heap_t *heap = atomic_load(&seg->heap);
-  if (heap) atomic_store(&heap->full_page_freed, 1);
+  if (heap)
+    atomic_store(&heap->full_page_freed, 1);
+  else
+    segment_abandoned_freed();
   atomic_fetch_and(&page->thread_free, ~TF_NOTIFYING);
 }
 
@@ -187,14 +192,16 @@ static void page_unpark(heap_t *heap, page_t *page) {
 }
 
 /* Take an off-queue page and decide where it goes, given what was collected:
- * freed when empty, back on its queue when it can allocate, else parked:
- * TF_FULL set (retrying when a remote free slips in) and owner key 0, so even
- * the owner's frees take free_checked(), which unparks the page. Returns true
- * when freeing the page released its whole segment. Owner only. */
-static bool page_settle(heap_t *heap, page_t *page) {
+ * freed when empty, back on its queue when it can allocate and `requeue`,
+ * else parked: TF_FULL set (retrying when a remote free slips in) and owner
+ * key 0, so even the owner's frees take free_checked(), which unparks the
+ * page. Returns true when freeing the page released its whole segment. Owner
+ * only: the thread using `heap`, or for an abandoned segment (heap NULL, no
+ * requeue) the holder of the copy's lock. */
+static bool page_settle(heap_t *heap, page_t *page, bool requeue) {
   for (;;) {
     if (page_used(page) == 0) return segment_page_free(heap, page);
-    if (relaxed_load(&page->kind) == PAGE_BINNED &&
+    if (requeue && relaxed_load(&page->kind) == PAGE_BINNED &&
         (page->free || page->capacity < page->reserved)) {
       page_unpark(heap, page);
       return false;

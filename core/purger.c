@@ -22,10 +22,11 @@
  * memory source (os_purge gives nothing back there), with purge_thread=0, or
  * on Windows (prim_thread_start, windows.c).
  *
- * What it purges: the cached and abandoned segments under the copy's lock,
- * and the free slices of every heap's normal segments under each segment's
- * slices_lock (segment_copy_purge), so an owner that is claiming slices
- * never has them purged under its feet.
+ * What it purges: the cached and abandoned segments under the copy's lock
+ * (first collecting the blocks other threads freed into abandoned ones:
+ * segment_sweep_abandoned), and the free slices of every heap's normal
+ * segments under each segment's slices_lock (segment_copy_purge), so an
+ * owner that is claiming slices never has them purged under its feet.
  */
 #include "internal.h"
 

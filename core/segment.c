@@ -295,16 +295,47 @@ static void segment_cache_expire(bool force, uint64_t now, segment_t **expired) 
   }
 }
 
+/* What other threads freed into abandoned segments since the last sweep.
+ * Their pages are all parked (heap_abandon), so a free onto one notifies and
+ * flags its segment. Each flagged segment's pages are collected: a page
+ * whose blocks have all come back returns its slices, purged after the delay
+ * like any free slice, and one still holding live blocks is parked again for
+ * the next free. A segment left with no page goes onto *emptied, to be
+ * released once the copy's lock is dropped. Copy's lock held: an abandoned
+ * segment is the copy's until segment_reclaim takes it, so the holder of the
+ * lock owns its pages. */
+static void segment_sweep_abandoned(segment_t **emptied) {
+  for (segment_t **link = &copy.abandoned; *link;) {
+    segment_t *seg = *link;
+    if (atomic_exchange(&seg->full_page_freed, 0)) {
+      size_t index = 1;
+      for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;) {
+        if (!page_pending_remote(page)) continue;
+        page_collect(page);
+        page_settle(NULL, page, false);
+      }
+      if (seg->free_slices == SLICES_ALL) {
+        *link = seg->list_next;
+        atomic_fetch_sub(&copy.abandoned_count, 1);
+        seg->list_next = *emptied;
+        *emptied = seg;
+        continue;
+      }
+    }
+    link = &seg->list_next;
+  }
+}
+
 /* Purge the free slices of every segment that are due (all of them when
  * forced) and recompute the copy's earliest deadline: the cached
  * (segment_cache_expire) and abandoned segments, which nobody owns, under
- * the copy's lock, and the normal segments of every heap under their slices
- * lock (a segment whose owner holds it is tried again shortly). The
- * purger's pass, and any thread's slow path once the copy's deadline
- * passed. Walking copy.segments under the lock is safe: a segment leaves it
- * (segment_unmap) under the lock before it is unmapped. */
+ * the copy's lock (the abandoned ones after collecting what other threads
+ * freed into them: segment_sweep_abandoned), and the normal segments of every heap under their
+ * slices lock (a segment whose owner holds it is tried again shortly). The purger's pass, and any
+ * thread's slow path once the copy's deadline passed. Walking copy.segments under the lock is safe:
+ * a segment leaves it (segment_unmap) under the lock before it is unmapped. */
 static void segment_copy_purge(bool force, uint64_t now) {
-  segment_t *expired = NULL;
+  segment_t *expired = NULL, *emptied = NULL;
   copy_lock();
   relaxed_store(&copy.purge_hint, 0);
   if (!force && copy_option(NSALLOC_OPTION_PURGE_DELAY_MS) < 0) { /* nothing goes back */
@@ -312,6 +343,7 @@ static void segment_copy_purge(bool force, uint64_t now) {
     return;
   }
   segment_cache_expire(force, now, &expired);
+  segment_sweep_abandoned(&emptied);
   for (segment_t *seg = copy.abandoned; seg; seg = seg->list_next) {
     segment_purge(seg, force, now);
     purger_note(seg->purge_at_ms);
@@ -331,6 +363,11 @@ static void segment_copy_purge(bool force, uint64_t now) {
     segment_t *next = expired->list_next;
     segment_unmap(expired);
     expired = next;
+  }
+  while (emptied) {
+    segment_t *next = emptied->list_next;
+    segment_release(emptied);
+    emptied = next;
   }
 }
 
@@ -501,7 +538,10 @@ static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
 }
 
 /* Give a page's slices back to its segment; release the segment when empty.
- * Returns true when the segment itself was released. */
+ * Returns true when the segment itself was released. An abandoned segment
+ * (heap NULL, the copy's lock held: segment_sweep_abandoned) is never
+ * released here: it is on the copy's abandoned list, which its caller is
+ * walking. */
 static bool segment_page_free(heap_t *heap, page_t *page) {
   segment_t *seg = segment_of(page);
   size_t count = relaxed_load(&page->slice_count);
@@ -519,10 +559,10 @@ static bool segment_page_free(heap_t *heap, page_t *page) {
    * segment to the cache and take it back on every malloc/free pair.
    * collect(true) and thread exit release it (heap_collect_pages(force):
    * segment_release_kept), heap_destroy drops it. */
-  bool empty = seg->free_slices == SLICES_ALL && (heap->segments != seg || seg->heap_next);
+  bool empty = heap && seg->free_slices == SLICES_ALL && (heap->segments != seg || seg->heap_next);
   uint64_t due = 0;
   if (!empty) {
-    if (was_full && heap->segments != seg) { /* has room again: move to the front */
+    if (heap && was_full && heap->segments != seg) { /* has room again: move to the front */
       segment_unlink_heap(heap, seg);
       segment_link_heap(heap, seg);
     }
@@ -534,7 +574,7 @@ static bool segment_page_free(heap_t *heap, page_t *page) {
     segment_release(seg);
     return true;
   }
-  if (due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
+  if (heap && due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
   purger_note(due);
   return false;
 }
@@ -666,6 +706,13 @@ static void segment_abandon(segment_t *seg) {
   atomic_fetch_add(&copy.abandoned_count, 1);
   purger_note(segment_schedule_purge(seg));
   copy_unlock();
+}
+
+/* A remote free notified a parked page of an abandoned segment
+ * (page_notify_owner): the purger's next pass collects it. Noted a little
+ * ahead, so a burst of frees onto many pages costs one pass, not one each. */
+static void segment_abandoned_freed(void) {
+  purger_note(prim_clock_ms() + PURGE_RETRY_MS);
 }
 
 static segment_t *segment_reclaim(void) {

@@ -284,6 +284,29 @@ static void test_idle_after_thread_exit(void) {
   pthread_barrier_destroy(&barrier);
 }
 
+/* A thread allocates, exits with its blocks live, and another thread frees
+ * them (remote frees into abandoned segments), all but one. Before, the
+ * freed blocks sat on their pages' remote lists, which only a thread
+ * adopting the segment collects: 64 MiB stayed committed while idle. */
+static void *allocate_and_exit(void *arg) {
+  (void)arg;
+  for (size_t i = 0; i < IDLE_FREED_BYTES / 4096; i++)
+    memset(blocks[i] = nsalloc_malloc(4096), 1, 4096);
+  return NULL;
+}
+
+static void test_idle_after_exit_then_remote_free(void) {
+  pthread_t thread;
+  CHECK_EQ(pthread_create(&thread, NULL, allocate_and_exit, NULL), 0);
+  pthread_join(thread, NULL);
+  size_t count = IDLE_FREED_BYTES / 4096, kept = count / 2;
+  for (size_t i = 0; i < count; i++)
+    if (i != kept) nsalloc_free(blocks[i]);
+  CHECK(committed_after_idle(1000) < IDLE_COMMITTED_BOUND);
+  CHECK_EQ(((unsigned char *)blocks[kept])[4095], 1); /* the live block is intact */
+  nsalloc_free(blocks[kept]);
+}
+
 /* Fill and free IDLE_FREED_BYTES in 4 KiB blocks. */
 static void fill_and_free(void) {
   for (size_t i = 0; i < IDLE_FREED_BYTES / 4096; i++)
@@ -356,6 +379,7 @@ int main(int argc, char **argv) {
       TEST(test_idle_after_heap_destroy),
       TEST(test_idle_after_huge_realloc),
       TEST(test_idle_after_thread_exit),
+      TEST(test_idle_after_exit_then_remote_free),
       TEST(test_purge_delay_switched),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));

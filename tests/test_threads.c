@@ -396,6 +396,9 @@ static void *free_every_other(void *arg) {
 }
 static void remote_reuse_scenario(nsalloc_heap_t *heap) {
   void **blocks = remote_reuse_blocks;
+  /* page_bytes is the copy's: the segments earlier tests' threads left are
+   * adopted and freed now, not by the purger's sweep in the middle. */
+  nsalloc_collect(true);
   size_t base = in_use_bytes();
   for (int i = 0; i < REMOTE_REUSE_COUNT; i++) {
     blocks[i] = heap ? nsalloc_heap_malloc(heap, 64) : nsalloc_malloc(64);
