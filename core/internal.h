@@ -192,6 +192,8 @@ struct segment_s {
   page_t pages[SLICE_COUNT];        /* descriptor of the page starting at each slice */
   _Atomic(heap_t *) heap;           /* owning heap; NULL while abandoned or cached */
   segment_t *heap_next, *heap_prev; /* the heap's list (normal segments) */
+  segment_t *span_next, *span_prev; /* the heap's list of segments with this longest run */
+  uint8_t span_run;                 /* longest run of free slices (its span list); 0: full */
   segment_t *copy_next, *copy_prev; /* every live segment of the copy */
   segment_t *list_next;             /* abandoned list or cache */
   uint64_t free_slices;             /* bit i: slice i holds no page */
@@ -213,9 +215,15 @@ typedef struct page_queue_s {
 struct nsalloc_heap_s {
   page_t *direct[DIRECT_COUNT]; /* size (rounded to 16) -> first page of its bin */
   page_queue_t bins[BIN_COUNT];
-  uintptr_t owner;              /* owner key of its pages: the thread id of a default heap,
-                                 * the heap's own address for a first-class heap */
-  segment_t *segments;          /* normal segments; ones with free slices first */
+  uintptr_t owner;     /* owner key of its pages: the thread id of a default heap,
+                        * the heap's own address for a first-class heap */
+  segment_t *segments; /* every normal segment, in no particular order */
+  /* spans[r]: the segments whose longest run of free slices is r slices
+   * (1..63; a full segment is on none), so a page of n slices is placed
+   * without visiting segments that cannot hold it (segment_page_alloc).
+   * Bit r of span_mask: spans[r] is not empty. */
+  segment_t *spans[SLICE_COUNT];
+  uint64_t span_mask;
   _Atomic(int) full_page_freed; /* some segment of this heap has full_page_freed */
   uint64_t purge_at_ms;         /* earliest purge due in this heap's segments */
   uint32_t slow_paths;          /* malloc slow paths taken (paces the purge check) */

@@ -3,7 +3,8 @@
  * segment cache, purging, abandonment and reclaim.
  *
  * A normal segment belongs to one heap (seg->heap) and sits on that heap's
- * list, segments with free slices first. Huge segments belong to no list but
+ * list and, unless full, on the heap's span list of its longest free run
+ * (segment_page_alloc). Huge segments belong to no list but
  * the copy's; seg->heap only tags them for statistics and heap_destroy, and
  * any thread may free them. Every live segment (normal, huge, cached or
  * abandoned) is on copy.segments and registered in the segment map.
@@ -421,46 +422,105 @@ static void segment_release(segment_t *seg) {
   if (!cache) segment_unmap(seg);
 }
 
-/* Segments with free slices go to the front, full ones to the back, so the
- * search for free slices stops at the first full segment. */
+/* Bit i of the result: slices i .. i + count - 1 are all free (count >= 1).
+ * Binary lifting: with A(n) the AND of free >> 0 .. free >> (n - 1), whose
+ * bit i says a run of n free slices starts at i, A(a + b) = A(a) & (A(b) >>
+ * a), and A(2n) = A(n) & (A(n) >> n); count's binary digits pick the powers
+ * of two that add up to it. A dozen operations where testing each start
+ * took up to 63 steps. */
+static uint64_t run_starts(uint64_t free_slices, size_t count) {
+  uint64_t starts = ~(uint64_t)0, power = free_slices; /* A(0) and A(1) */
+  size_t length = 0;
+  for (size_t bit = 1; bit <= count; bit <<= 1) {
+    if (count & bit) {
+      starts &= power >> length;
+      length += bit;
+    }
+    power &= power >> bit; /* A(2 * bit) */
+  }
+  return starts;
+}
+
+/* The longest run of free slices: the largest n with A(n) nonzero, found by
+ * adding powers of two from the largest down (A is monotone in n). */
+static size_t longest_run(uint64_t free_slices) {
+  if (!free_slices) return 0;
+  uint64_t powers[6] = {free_slices}; /* A(1), A(2), ..., A(32) */
+  for (size_t k = 1; k < 6; k++)
+    powers[k] = powers[k - 1] & (powers[k - 1] >> ((size_t)1 << (k - 1)));
+  uint64_t run = free_slices; /* A(length) */
+  size_t length = 1;
+  for (size_t k = 6; k-- > 0;) {
+    uint64_t longer = run & (powers[k] >> length); /* length < 64: slice 0 is never free */
+    if (longer) {
+      run = longer;
+      length += (size_t)1 << k;
+    }
+  }
+  return length;
+}
+
+/* First index >= 1, a multiple of `align` (a power of two), starting `count`
+ * free slices, else 0. ~0 / (2^align - 1) has every align-th bit set. */
+static size_t find_free_run(uint64_t free_slices, size_t count, size_t align) {
+  if (align >= SLICE_COUNT) return 0;
+  uint64_t multiples = ~(uint64_t)0 / (((uint64_t)1 << align) - 1) & ~(uint64_t)1;
+  uint64_t starts = run_starts(free_slices, count) & multiples;
+  return starts ? (size_t)__builtin_ctzll(starts) : 0;
+}
+
+/* File `seg` under its longest free run, or under none when it is full. */
+static void segment_span_insert(heap_t *heap, segment_t *seg) {
+  size_t run = longest_run(seg->free_slices);
+  seg->span_run = (uint8_t)run;
+  seg->span_prev = NULL;
+  seg->span_next = NULL;
+  if (!run) return;
+  seg->span_next = heap->spans[run];
+  if (seg->span_next) seg->span_next->span_prev = seg;
+  heap->spans[run] = seg;
+  heap->span_mask |= (uint64_t)1 << run;
+}
+
+static void segment_span_remove(heap_t *heap, segment_t *seg) {
+  size_t run = seg->span_run;
+  if (!run) return;
+  if (seg->span_prev)
+    seg->span_prev->span_next = seg->span_next;
+  else if (!(heap->spans[run] = seg->span_next))
+    heap->span_mask &= ~((uint64_t)1 << run);
+  if (seg->span_next) seg->span_next->span_prev = seg->span_prev;
+  seg->span_run = 0;
+}
+
+/* Its free slices changed: file it again. Owner only. */
+static void segment_span_update(heap_t *heap, segment_t *seg) {
+  if (longest_run(seg->free_slices) == seg->span_run) return;
+  segment_span_remove(heap, seg);
+  segment_span_insert(heap, seg);
+}
+
 static void segment_link_heap(heap_t *heap, segment_t *seg) {
   /* Read before the segment is on a heap, where the purger may write it
    * (or under the slices lock: segment_take_slices, segment_page_free). */
   uint64_t due = seg->purge_at_ms;
   relaxed_store(&seg->heap, heap);
-  seg->heap_prev = seg->heap_next = NULL;
-  if (!heap->segments) {
-    heap->segments = seg;
-  } else if (seg->free_slices) {
-    seg->heap_next = heap->segments;
-    heap->segments->heap_prev = seg;
-    heap->segments = seg;
-  } else {
-    segment_t *last = heap->segments;
-    while (last->heap_next)
-      last = last->heap_next;
-    last->heap_next = seg;
-    seg->heap_prev = last;
-  }
+  seg->heap_prev = NULL;
+  seg->heap_next = heap->segments;
+  if (heap->segments) heap->segments->heap_prev = seg;
+  heap->segments = seg;
+  segment_span_insert(heap, seg);
   if (due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
 }
 
 static void segment_unlink_heap(heap_t *heap, segment_t *seg) {
+  segment_span_remove(heap, seg);
   if (seg->heap_prev)
     seg->heap_prev->heap_next = seg->heap_next;
   else
     heap->segments = seg->heap_next;
   if (seg->heap_next) seg->heap_next->heap_prev = seg->heap_prev;
   seg->heap_next = seg->heap_prev = NULL;
-}
-
-/* First index >= 1, a multiple of `align`, starting `count` free slices. */
-static size_t find_free_run(uint64_t free_slices, size_t count, size_t align) {
-  for (size_t i = align; i + count <= SLICE_COUNT; i += align) {
-    uint64_t want = slice_mask(i, count);
-    if ((free_slices & want) == want) return i;
-  }
-  return 0;
 }
 
 /* Give the free slices [index, index + count) of `seg` to `page`. Returns
@@ -473,11 +533,8 @@ static bool segment_take_slices(heap_t *heap, segment_t *seg, page_t *page, size
   seg->free_slices &= ~mask;
   stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted & mask));
   seg->decommitted &= ~mask;
-  if (seg->free_slices == 0 && seg->heap_next) { /* full: move behind the others */
-    segment_unlink_heap(heap, seg);
-    segment_link_heap(heap, seg);
-  }
   segment_unlock(seg);
+  segment_span_update(heap, seg);
   for (size_t i = index; i < index + count; i++)
     seg->page_of[i] = page;
   stats_page_bytes((ptrdiff_t)(count << SLICE_SHIFT));
@@ -514,16 +571,23 @@ static bool segment_large_grow(heap_t *heap, page_t *page, size_t count) {
 
 /* A page of `count` slices starting at a multiple of `align` slices, from the
  * heap's segments, else an abandoned segment (default heaps only), else a new
- * segment. The page still needs page_init().
+ * segment. The page still needs page_init(). Among the heap's segments, the
+ * one whose longest free run is shortest but long enough (span lists): at
+ * alignment 1 the first segment tried holds the page, however many
+ * segments have only shorter runs (a heap of thousands of segments each
+ * holding three 1.2 MiB blocks once walked them all for every such block:
+ * quadratic). Holes in fuller segments are filled first. An aligned
+ * request may try more segments of a list.
  * A first-class heap never adopts an abandoned segment: the segment may hold
  * live blocks of the thread that exited, and nsalloc_heap_destroy() releases
  * a heap's segments wholesale, so a destroyable heap must only ever hold
  * blocks it allocated itself. */
 static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
-  for (segment_t *seg = heap->segments; seg && seg->free_slices; seg = seg->heap_next) {
-    size_t index = find_free_run(seg->free_slices, count, align);
-    if (index) return segment_claim(heap, seg, index, count);
-  }
+  for (uint64_t runs = heap->span_mask >> count << count; runs; runs &= runs - 1)
+    for (segment_t *seg = heap->spans[__builtin_ctzll(runs)]; seg; seg = seg->span_next) {
+      size_t index = find_free_run(seg->free_slices, count, align);
+      if (index) return segment_claim(heap, seg, index, count);
+    }
   while (!heap_is_first_class(heap)) {
     segment_t *seg = segment_reclaim();
     if (!seg) break;
@@ -545,7 +609,6 @@ static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
 static bool segment_page_free(heap_t *heap, page_t *page) {
   segment_t *seg = segment_of(page);
   size_t count = relaxed_load(&page->slice_count);
-  bool was_full = seg->free_slices == 0;
   for (size_t i = page->slice_index; i < page->slice_index + count; i++)
     seg->page_of[i] = &unused_page;
   relaxed_store(&page->kind, 0);
@@ -560,21 +623,17 @@ static bool segment_page_free(heap_t *heap, page_t *page) {
    * collect(true) and thread exit release it (heap_collect_pages(force):
    * segment_release_kept), heap_destroy drops it. */
   bool empty = heap && seg->free_slices == SLICES_ALL && (heap->segments != seg || seg->heap_next);
-  uint64_t due = 0;
-  if (!empty) {
-    if (heap && was_full && heap->segments != seg) { /* has room again: move to the front */
-      segment_unlink_heap(heap, seg);
-      segment_link_heap(heap, seg);
-    }
-    due = segment_schedule_purge(seg);
-  }
+  uint64_t due = empty ? 0 : segment_schedule_purge(seg);
   segment_unlock(seg);
   if (empty) {
     segment_unlink_heap(heap, seg);
     segment_release(seg);
     return true;
   }
-  if (heap && due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
+  if (heap) {
+    segment_span_update(heap, seg);
+    if (due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
+  }
   purger_note(due);
   return false;
 }
