@@ -17,6 +17,10 @@
  * changing its slices. */
 #define PURGE_RETRY_MS 10
 
+/* A cached segment stays resident while the cache is in use, but no longer
+ * than this many purge delays after it was cached (segment_cache_expire). */
+#define CACHE_HOLD_DELAYS 10
+
 /* The slices lock. A normal segment on a heap has two writers of its slice
  * state (free_slices, decommitted, purge_at_ms): the owner, which claims and
  * frees slices, and whoever purges its free slices - the owner itself, or
@@ -274,13 +278,20 @@ static void segment_unmap(segment_t *seg) {
  * segment is due before the delay has passed since one was last put in or
  * taken out (copy.cache_used_ms), so a program that frees and allocates the
  * same bytes round after round takes them back resident however long a
- * round lasts. Lock held. */
+ * round lasts - up to CACHE_HOLD_DELAYS delays after the segment was cached:
+ * a program that takes one small segment now and then would otherwise keep
+ * every other cached one resident for as long as it runs
+ * (core.busy_cache_still_ages). Lock held. */
 static void segment_cache_expire(bool force, uint64_t now, segment_t **expired) {
-  uint64_t busy_until = copy.cache_used_ms + (uint64_t)copy_option(NSALLOC_OPTION_PURGE_DELAY_MS);
+  uint64_t delay = (uint64_t)copy_option(NSALLOC_OPTION_PURGE_DELAY_MS);
+  uint64_t busy_until = copy.cache_used_ms + delay;
   for (segment_t **link = &copy.cache; *link;) {
     segment_t *seg = *link;
-    uint64_t due =
-        seg->purge_at_ms && busy_until > seg->purge_at_ms ? busy_until : seg->purge_at_ms;
+    uint64_t due = seg->purge_at_ms; /* cached + delay */
+    if (due && busy_until > due) {
+      uint64_t held_until = due + (CACHE_HOLD_DELAYS - 1) * delay;
+      due = busy_until < held_until ? busy_until : held_until;
+    }
     if (!force && (!due || now < due)) {
       purger_note(due);
       link = &seg->list_next;

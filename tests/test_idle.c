@@ -307,6 +307,34 @@ static void test_idle_after_exit_then_remote_free(void) {
   nsalloc_free(blocks[kept]);
 }
 
+/* The cache ages as a whole while a program uses it, but not for ever: a
+ * program that freed 192 MiB of huge blocks and then allocates and frees a
+ * 3 MiB block every 50 ms took a segment from the cache each time, so none
+ * of the 192 MiB ever became due (the red-team's case: 200 MiB resident for
+ * as long as it ran). Now a cached segment goes back at most ten delays
+ * after it was cached (here 1 s), however busy the cache. */
+#define BUSY_CACHE_BLOCKS 8
+#define BUSY_CACHE_BLOCK  (24 * MIB)
+
+static void test_busy_cache_still_ages(void) {
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 100), 0);
+  for (int i = 0; i < BUSY_CACHE_BLOCKS; i++)
+    memset(blocks[i] = nsalloc_malloc(BUSY_CACHE_BLOCK), 1, BUSY_CACHE_BLOCK);
+  for (int i = 0; i < BUSY_CACHE_BLOCKS; i++)
+    nsalloc_free(blocks[i]);
+  for (int round = 0; round < 40; round++) { /* 2 s */
+    void *p = nsalloc_malloc(3 * MIB);
+    CHECK(p != NULL);
+    memset(p, 2, 4096);
+    nsalloc_free(p);
+    test_sleep_ms(50);
+  }
+  nsalloc_stats_t stats;
+  nsalloc_stats(&stats);
+  fprintf(stderr, "committed after 2 s of a busy cache: %zu KiB\n", stats.committed_bytes >> 10);
+  CHECK(stats.committed_bytes < 8 * MIB);
+}
+
 /* Fill and free IDLE_FREED_BYTES in 4 KiB blocks. */
 static void fill_and_free(void) {
   for (size_t i = 0; i < IDLE_FREED_BYTES / 4096; i++)
@@ -380,6 +408,7 @@ int main(int argc, char **argv) {
       TEST(test_idle_after_huge_realloc),
       TEST(test_idle_after_thread_exit),
       TEST(test_idle_after_exit_then_remote_free),
+      TEST(test_busy_cache_still_ages),
       TEST(test_purge_delay_switched),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));

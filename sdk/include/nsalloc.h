@@ -191,8 +191,10 @@ NSALLOC_API void nsalloc_collect(bool force);
  * purge_thread and segment_huge_pages. */
 typedef enum nsalloc_option_e {
   NSALLOC_OPTION_PURGE_DELAY_MS = 0, /* ms a segment's free pages stay resident after its last
-                                      * free (default 500); 0 at once; -1 never (set at run time:
-                                      * pending purges wait until it is a delay again) */
+                                      * free (default 500; a cached empty segment: while the
+                                      * cache is in use, up to ten times that); 0 at once; -1
+                                      * never (set at run time: pending purges wait until it is
+                                      * a delay again) */
   NSALLOC_OPTION_SEGMENT_CACHE,      /* empty segments kept mapped for reuse (count, default 256,
                                       * 0 to NSALLOC_SEGMENT_CACHE_MAX); all unmapped at once
                                       * when the OS refuses a new mapping */
