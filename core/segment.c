@@ -698,13 +698,19 @@ static void segment_huge_free(segment_t *seg) {
  * purged after the purge delay, as the owner would have: threads that come
  * and go (a pool, a test harness) hand their memory to the next ones. */
 static void segment_abandon(segment_t *seg) {
-  relaxed_store(&seg->heap, NULL);
+  atomic_store(&seg->heap, NULL);
   seg->heap_next = seg->heap_prev = NULL;
   copy_lock();
   seg->list_next = copy.abandoned;
   copy.abandoned = seg;
   atomic_fetch_add(&copy.abandoned_count, 1);
   purger_note(segment_schedule_purge(seg));
+  /* A remote free that notified a parked page since the exiting thread's
+   * last sweep (heap_abandon) found this heap, not NULL, and noted no pass.
+   * The two sides are a Dekker pair (page_notify_owner stores the flag, then
+   * loads seg->heap; here the reverse, all sequentially consistent): at
+   * least one of them notes the pass. */
+  if (atomic_load(&seg->full_page_freed)) segment_abandoned_freed();
   copy_unlock();
 }
 
