@@ -349,7 +349,8 @@ static void segment_copy_purge(bool force, uint64_t now) {
     purger_note(seg->purge_at_ms);
   }
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next) {
-    if (seg->kind != SEGMENT_NORMAL || !relaxed_load(&seg->heap)) continue;
+    if (seg->kind != SEGMENT_NORMAL || !atomic_load_explicit(&seg->heap, memory_order_acquire))
+      continue;
     if (!segment_trylock(seg)) {
       purger_note(now + PURGE_RETRY_MS);
       continue;
@@ -425,9 +426,12 @@ static void segment_release(segment_t *seg) {
  * search for free slices stops at the first full segment. */
 static void segment_link_heap(heap_t *heap, segment_t *seg) {
   /* Read before the segment is on a heap, where the purger may write it
-   * (or under the slices lock: segment_take_slices, segment_page_free). */
+   * (or under the slices lock: segment_take_slices, segment_page_free). The
+   * release pairs with segment_copy_purge's acquire: a purger that finds
+   * the segment on a heap writes the deadline after this read (an adopted
+   * segment's, read unordered with that write, raced it). */
   uint64_t due = seg->purge_at_ms;
-  relaxed_store(&seg->heap, heap);
+  atomic_store_explicit(&seg->heap, heap, memory_order_release);
   seg->heap_prev = seg->heap_next = NULL;
   if (!heap->segments) {
     heap->segments = seg;
