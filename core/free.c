@@ -106,6 +106,7 @@ static inline bool free_remote(page_t *page, block_t *block, bool notify) {
 static void free_block(page_t *page, void *p, heap_t *local_heap) {
   if (relaxed_load(&segment_of(page)->heap) != local_heap) {
     free_remote(page, p, true);
+    purger_poll(); /* a free into an exited thread's segment may be the first purge pending */
     return;
   }
   if (page->in_full && relaxed_load(&page->kind) == PAGE_BINNED) page_unpark(local_heap, page);

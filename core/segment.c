@@ -361,7 +361,8 @@ static void segment_copy_purge(bool force, uint64_t now) {
     purger_note(seg->purge_at_ms);
   }
   for (segment_t *seg = copy.segments; seg; seg = seg->copy_next) {
-    if (seg->kind != SEGMENT_NORMAL || !relaxed_load(&seg->heap)) continue;
+    if (seg->kind != SEGMENT_NORMAL || !atomic_load_explicit(&seg->heap, memory_order_acquire))
+      continue;
     if (!segment_trylock(seg)) {
       purger_note(now + PURGE_RETRY_MS);
       continue;
@@ -513,9 +514,12 @@ static void segment_span_update(heap_t *heap, segment_t *seg) {
 
 static void segment_link_heap(heap_t *heap, segment_t *seg) {
   /* Read before the segment is on a heap, where the purger may write it
-   * (or under the slices lock: segment_take_slices, segment_page_free). */
+   * (or under the slices lock: segment_take_slices, segment_page_free). The
+   * release pairs with segment_copy_purge's acquire: a purger that finds
+   * the segment on a heap writes the deadline after this read (an adopted
+   * segment's, read unordered with that write, raced it). */
   uint64_t due = seg->purge_at_ms;
-  relaxed_store(&seg->heap, heap);
+  atomic_store_explicit(&seg->heap, heap, memory_order_release);
   seg->heap_prev = NULL;
   seg->heap_next = heap->segments;
   if (heap->segments) heap->segments->heap_prev = seg;
@@ -768,13 +772,19 @@ static void segment_huge_free(segment_t *seg) {
  * purged after the purge delay, as the owner would have: threads that come
  * and go (a pool, a test harness) hand their memory to the next ones. */
 static void segment_abandon(segment_t *seg) {
-  relaxed_store(&seg->heap, NULL);
+  atomic_store(&seg->heap, NULL);
   seg->heap_next = seg->heap_prev = NULL;
   copy_lock();
   seg->list_next = copy.abandoned;
   copy.abandoned = seg;
   atomic_fetch_add(&copy.abandoned_count, 1);
   purger_note(segment_schedule_purge(seg));
+  /* A remote free that notified a parked page since the exiting thread's
+   * last sweep (heap_abandon) found this heap, not NULL, and noted no pass.
+   * The two sides are a Dekker pair (page_notify_owner stores the flag, then
+   * loads seg->heap; here the reverse, all sequentially consistent): at
+   * least one of them notes the pass. */
+  if (atomic_load(&seg->full_page_freed)) segment_abandoned_freed();
   copy_unlock();
 }
 

@@ -20,6 +20,7 @@
 #include "test_util.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 #include <string.h>
@@ -335,6 +336,75 @@ static void test_busy_cache_still_ages(void) {
   CHECK(stats.committed_bytes < 8 * MIB);
 }
 
+/* The same with purge_delay_ms=0, where nothing ever noted a purge before
+ * the remote frees: their notes are the first pending, and the free that
+ * notes one must start the purger (as every path that schedules a purge
+ * does). Before, the purger never started: 64 MiB stayed committed. */
+static void test_idle_after_exit_then_remote_free_at_once(void) {
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 0), 0);
+  test_idle_after_exit_then_remote_free();
+}
+
+/* A remote free onto a parked page while its thread is exiting, after the
+ * exit's own sweep of its parked pages and before its segments are
+ * abandoned (heap_abandon), finds the exiting heap: it notes no purger
+ * pass, and later frees onto the page do not notify again. With
+ * purge_delay_ms=0 no other note follows, so segment_abandon must see the
+ * flag and note the pass itself. Each round a thread allocates a 1 MiB
+ * block (a large page, parked from birth) and frees 3,000 blocks of its
+ * own (pages for its exit to settle), and the main thread frees the large
+ * block as the thread returns, after a varying spin. Before, 5 to 38 of 100
+ * rounds (by spin) kept the block's page for good. */
+#define EXIT_RACE_ROUNDS 60
+static void *exit_race_block;
+static atomic_int exit_race_leaving;
+
+static void *allocate_then_leave(void *arg) {
+  (void)arg;
+  exit_race_block = nsalloc_malloc(MIB);
+  memset(exit_race_block, 1, MIB);
+  for (size_t i = 0; i < 3000; i++)
+    blocks[i] = nsalloc_malloc(16 + (i % 200) * 16);
+  for (size_t i = 0; i < 3000; i++)
+    nsalloc_free(blocks[i]);
+  atomic_store(&exit_race_leaving, 1);
+  return NULL;
+}
+
+/* Page bytes within `ms` of waiting fall below `bound`? */
+static bool page_bytes_fall_below(size_t bound, long ms) {
+  for (long waited = 0;; waited += 5) {
+    nsalloc_stats_t stats;
+    nsalloc_stats(&stats);
+    if (stats.page_bytes < bound) return true;
+    if (waited >= ms) return false;
+    test_sleep_ms(5);
+  }
+}
+
+static void test_idle_after_exit_racing_remote_free(void) {
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 0), 0);
+  void *keep = nsalloc_malloc(64); /* the main thread's heap, at one small page */
+  int kept = 0;
+  for (int round = 0; round < EXIT_RACE_ROUNDS && !kept; round++) {
+    atomic_store(&exit_race_leaving, 0);
+    pthread_t thread;
+    CHECK_EQ(pthread_create(&thread, NULL, allocate_then_leave, NULL), 0);
+    while (!atomic_load(&exit_race_leaving))
+      continue;
+    for (volatile long spin = 0; spin < (round % 6) * 20000; spin++)
+      continue;
+    nsalloc_free(exit_race_block);
+    pthread_join(thread, NULL);
+    if (!page_bytes_fall_below(MIB, 2000)) {
+      fprintf(stderr, "round %d: the freed block's page stayed\n", round);
+      kept = 1;
+    }
+  }
+  CHECK(!kept);
+  nsalloc_free(keep);
+}
+
 /* Fill and free IDLE_FREED_BYTES in 4 KiB blocks. */
 static void fill_and_free(void) {
   for (size_t i = 0; i < IDLE_FREED_BYTES / 4096; i++)
@@ -408,6 +478,8 @@ int main(int argc, char **argv) {
       TEST(test_idle_after_huge_realloc),
       TEST(test_idle_after_thread_exit),
       TEST(test_idle_after_exit_then_remote_free),
+      TEST(test_idle_after_exit_then_remote_free_at_once),
+      TEST(test_idle_after_exit_racing_remote_free),
       TEST(test_busy_cache_still_ages),
       TEST(test_purge_delay_switched),
   };

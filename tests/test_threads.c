@@ -433,6 +433,98 @@ static void test_remote_frees_bring_full_pages_back(void) {
   nsalloc_heap_destroy(heap);
 }
 
+/* Threads exit in waves with their blocks still published in shared slots;
+ * other threads free them (remote frees into abandoned segments: each
+ * notifies, and the purger's sweep collects the pages under the copy's
+ * lock) while a third allocates and frees all along, adopting abandoned
+ * segments in its slow paths, with the purger on and a 1 ms purge delay,
+ * so sweeps, purges of the adopted segments' free slices and adoptions
+ * overlap. Every block keeps its contents and the statistics balance.
+ * Under ThreadSanitizer this caught the adopter reading a segment's purge
+ * deadline unordered with the purger's write (segment_link_heap). */
+enum { SWEEP_WAVE_THREADS = 4, SWEEP_BLOCKS_PER_THREAD = 300 };
+static atomic_bool sweep_stop;
+
+static void *publish_and_exit(void *p) {
+  uint64_t rng = (uintptr_t)p;
+  uintptr_t bad = 0;
+  for (int i = 0; i < SWEEP_BLOCKS_PER_THREAD; i++) {
+    uint64_t r = test_random(&rng);
+    void *old = atomic_exchange(&shared_slots[r % SHARED_SLOTS], tagged_new(r, size_for(r >> 8)));
+    if (old) bad += !tagged_free(old);
+  }
+  return (void *)bad;
+}
+
+static void *drain_slots(void *p) {
+  uint64_t rng = (uintptr_t)p;
+  uintptr_t bad = 0;
+  while (!atomic_load(&sweep_stop)) {
+    void *old = atomic_exchange(&shared_slots[test_random(&rng) % SHARED_SLOTS], NULL);
+    if (old) bad += !tagged_free(old);
+  }
+  return (void *)bad;
+}
+
+static void *allocate_and_free(void *p) {
+  uint64_t rng = (uintptr_t)p;
+  uintptr_t bad = 0;
+  void *held[64];
+  while (!atomic_load(&sweep_stop)) {
+    for (int i = 0; i < 64; i++) {
+      uint64_t r = test_random(&rng);
+      held[i] = tagged_new(r, size_for(r));
+    }
+    for (int i = 0; i < 64; i++)
+      bad += !tagged_free(held[i]);
+  }
+  return (void *)bad;
+}
+
+static uintptr_t join_result(pthread_t id) {
+  void *result;
+  pthread_join(id, &result);
+  return (uintptr_t)result;
+}
+
+static void test_sweep_races_adoption(void) {
+  long purge_thread = nsalloc_option_get(NSALLOC_OPTION_PURGE_THREAD);
+  long delay = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, 1);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 1);
+  size_t base = in_use_bytes();
+  atomic_store(&sweep_stop, false);
+  pthread_t drainers[2], adopter;
+  for (uintptr_t i = 0; i < 2; i++)
+    pthread_create(&drainers[i], NULL, drain_slots, (void *)(i + 100));
+  pthread_create(&adopter, NULL, allocate_and_free, (void *)200);
+  uintptr_t bad = 0;
+  size_t waves = test_instrumented() ? 50 : 100; /* enough for the race under TSan */
+  for (size_t wave = 0; wave < waves; wave++) {
+    pthread_t ids[SWEEP_WAVE_THREADS];
+    for (uintptr_t i = 0; i < SWEEP_WAVE_THREADS; i++)
+      pthread_create(&ids[i], NULL, publish_and_exit, (void *)(wave * SWEEP_WAVE_THREADS + i + 1));
+    for (int i = 0; i < SWEEP_WAVE_THREADS; i++)
+      bad += join_result(ids[i]);
+  }
+  atomic_store(&sweep_stop, true);
+  for (int i = 0; i < 2; i++)
+    bad += join_result(drainers[i]);
+  bad += join_result(adopter);
+  for (int i = 0; i < SHARED_SLOTS; i++) {
+    void *old = atomic_exchange(&shared_slots[i], NULL);
+    if (old) bad += !tagged_free(old);
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(in_use_bytes(), base);
+  nsalloc_collect(true);
+  nsalloc_stats_t s;
+  nsalloc_stats(&s);
+  CHECK_EQ(s.abandoned_segments, 0);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, purge_thread);
+}
+
 int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_cross_thread_both_directions),
@@ -443,6 +535,7 @@ int main(int argc, char **argv) {
       TEST(test_heap_destroy_spares_exited_threads_blocks),
       TEST(test_shared_slots_many_threads),
       TEST(test_remote_frees_bring_full_pages_back),
+      TEST(test_sweep_races_adoption),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
