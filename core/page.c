@@ -116,11 +116,11 @@ static void page_notify_owner(page_t *page) {
   segment_t *seg = segment_of(page);
   atomic_store(&seg->full_page_freed, 1);
   heap_t *heap = atomic_load(&seg->heap);
-  if (heap)
-    atomic_store(&heap->full_page_freed, 1);
-  else
-    segment_abandoned_freed();
+  if (heap) atomic_store(&heap->full_page_freed, 1);
   atomic_fetch_and(&page->thread_free, ~TF_NOTIFYING);
+  /* After the clear, which a sweep holding the copy's lock may be waiting
+   * for: noting a pass touches no segment, only the copy's hint. */
+  if (!heap) segment_abandoned_freed();
 }
 
 static size_t page_pending_remote(const page_t *page) {

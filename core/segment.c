@@ -349,7 +349,10 @@ static void segment_sweep_abandoned(segment_t **emptied) {
 static void segment_copy_purge(bool force, uint64_t now) {
   segment_t *expired = NULL, *emptied = NULL;
   copy_lock();
-  relaxed_store(&copy.purge_hint, 0);
+  /* Sequentially consistent, like the flag exchanges of the sweep below and
+   * the stores and notes of page_notify_owner: a notify whose flag this pass
+   * misses notes its pass after this clear, never before it. */
+  atomic_store(&copy.purge_hint, 0);
   if (!force && copy_option(NSALLOC_OPTION_PURGE_DELAY_MS) < 0) { /* nothing goes back */
     copy_unlock();
     return;
@@ -676,11 +679,15 @@ static void segment_release_kept(heap_t *heap) {
 }
 
 /* Does any page of the segment hold a block that is neither free nor on its
- * way back through thread_free? */
+ * way back through thread_free, or a free still between its push and its
+ * notify (nsalloc_unload racing a late free: the notify is still to write
+ * the segment's flag)? */
 static bool segment_has_live_blocks(segment_t *seg) {
   size_t index = 1;
   for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;)
-    if (page_used_snapshot(page) > page_pending_remote(page)) return true;
+    if (page_used_snapshot(page) > page_pending_remote(page) ||
+        (relaxed_load(&page->thread_free) & TF_NOTIFYING))
+      return true; /* a free still notifying writes the segment's flag */
   return false;
 }
 
