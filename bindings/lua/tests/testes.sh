@@ -15,7 +15,18 @@ cd "$dir" || exit 1
 out=$(mktemp)
 case $suite in
   all) "$@" -e"_U=true" all.lua >"$out" 2>&1; status=$? want='^final OK' ;;
-  main) "$@" main.lua >"$out" 2>&1; status=$? want='^OK$' ;;
+  main)
+    "$@" main.lua >"$out" 2>&1; status=$? want='^OK$'
+    # main.lua's Ctrl-C check reads a background script's pid from
+    # `lua -e ... & echo $!`, then the script's first line. When the script
+    # prints before the shell echoes (a loaded machine), it takes the
+    # script's "15" for the pid and fails: a race in the test itself, known
+    # by that line. Only then is it run once more.
+    if [ "$status" -ne 0 ] && grep -q 'background, pid 15)$' "$out"; then
+      echo "note: main.lua took its background script's output (15) for its pid; running it again"
+      "$@" main.lua >"$out" 2>&1; status=$?
+    fi
+    ;;
   *) echo "unknown suite $suite"; exit 1 ;;
 esac
 tail -n 15 "$out"
