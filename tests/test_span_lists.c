@@ -197,9 +197,11 @@ static void slot_realloc(slot *s, uint64_t *rng) {
   mark(s);
 }
 
-/* A thread that allocates, frees some, and exits leaving the rest live in
- * the slots it was given (its segments are abandoned, then freed into and
- * adopted by the main thread). */
+/* Two threads at once, each on its own range of slots: it frees what the
+ * range held (blocks of this thread, of first-class heaps, or of exited
+ * threads: remote frees, some onto abandoned segments), allocates, frees
+ * some, checks its heap, and exits leaving the rest live (its segments are
+ * abandoned, then freed into and adopted by this thread). */
 typedef struct worker_args {
   size_t first, count;
   uint64_t seed;
@@ -209,6 +211,10 @@ static void *worker(void *arg) {
   worker_args *w = arg;
   uint64_t rng = w->seed;
   for (size_t i = w->first; i < w->first + w->count; i++) {
+    if (slots[i].p) {
+      verify(&slots[i]);
+      nsalloc_free(slots[i].p);
+    }
     slots[i].heap = -1;
     slot_alloc(&slots[i], &rng);
   }
@@ -218,13 +224,17 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-static void run_worker(uint64_t *rng) {
-  worker_args w = {(size_t)(test_random(rng) % (SLOTS - 24)), 24, test_random(rng)};
-  for (size_t i = w.first; i < w.first + w.count; i++)
-    slot_free(&slots[i]);
-  pthread_t thread;
-  CHECK(pthread_create(&thread, NULL, worker, &w) == 0);
-  pthread_join(thread, NULL);
+#define WORKER_SLOTS 24
+
+static void run_workers(uint64_t *rng) {
+  size_t first = (size_t)(test_random(rng) % (SLOTS - 2 * WORKER_SLOTS));
+  worker_args w[2] = {{first, WORKER_SLOTS, test_random(rng)},
+                      {first + WORKER_SLOTS, WORKER_SLOTS, test_random(rng)}};
+  pthread_t threads[2];
+  for (int i = 0; i < 2; i++)
+    CHECK(pthread_create(&threads[i], NULL, worker, &w[i]) == 0);
+  for (int i = 0; i < 2; i++)
+    pthread_join(threads[i], NULL);
 }
 
 static void heap_gone(int index, bool blocks_live) {
@@ -244,7 +254,7 @@ static void random_step(uint64_t *rng) {
   switch (r % 32) {
   case 0:
   case 1:
-    run_worker(rng);
+    run_workers(rng);
     break;
   case 2: { /* a first-class heap appears, or one goes */
     int index = (int)((r >> 20) % HEAPS);
@@ -307,6 +317,17 @@ static void test_random_work(void) {
   CHECK_EQ(violations, 0);
 }
 
+/* The same with every free slice purged at once and the purger sweeping
+ * exited threads' segments as soon as a free notifies one. */
+static void test_random_work_purge_now(void) {
+  long delay = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 0);
+  run_steps(8, 3000, "purge now");
+  release_all();
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
+  CHECK_EQ(violations, 0);
+}
+
 /* Holes: fill many segments with large blocks, free every other one, then
  * allocate sizes and alignments that fit only some holes. */
 static void test_holes(void) {
@@ -354,6 +375,7 @@ static void test_fork_child(void) {
 int main(int argc, char **argv) {
   static const test_case tests[] = {
       TEST(test_random_work),
+      TEST(test_random_work_purge_now),
       TEST(test_holes),
       TEST(test_fork_child),
   };
