@@ -594,8 +594,11 @@ static bool segment_large_grow(heap_t *heap, page_t *page, size_t count) {
  * alignment 1 the first segment tried holds the page, however many
  * segments have only shorter runs (a heap of thousands of segments each
  * holding three 1.2 MiB blocks once walked them all for every such block:
- * quadratic). Holes in fuller segments are filled first. An aligned
- * request may try more segments of a list.
+ * quadratic). Short holes are filled before long runs are split (best fit
+ * by longest run, whatever else the segment holds). An aligned request may
+ * try every segment of the lists long enough: one that fits only at one
+ * place per segment, taken in every segment already, still walks them all
+ * (quadratic over a run of such requests, as before the span lists).
  * A first-class heap never adopts an abandoned segment: the segment may hold
  * live blocks of the thread that exited, and nsalloc_heap_destroy() releases
  * a heap's segments wholesale, so a destroyable heap must only ever hold

@@ -1,0 +1,383 @@
+/*
+ * test_span_lists.c - the span lists a heap places pages through
+ * (core/segment.c: segment_span_insert/remove/update), walked after every
+ * step of random work: large, small and aligned blocks, realloc, first-class
+ * heaps created, deleted and destroyed, collect(true), threads that exit
+ * leaving live blocks (freed later by this thread, adopted by it), and a
+ * fork() child carrying on.
+ *
+ * The invariant, for every heap: each segment on heap->segments is one of
+ * its normal segments, its free mask agrees with its page_of[] entries, and
+ * unless full it is on exactly heap->spans[longest_run(free mask)] with
+ * span_run equal to that run (a full one on no list, span_run 0); every
+ * segment on a span list is on heap->segments, owned by the heap (no
+ * released, abandoned or adopted segment is reachable from an old heap's
+ * lists); the lists' back links agree; bit r of span_mask is set iff
+ * spans[r] is non-empty.
+ *
+ * White-box: this file includes the core's one translation unit (a private
+ * copy with the prefix wb_) to reach its heaps and segments.
+ */
+#include "nsalloc.c"
+
+#include "test_util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+static int violations;
+
+#define VIOLATION(...)                                                                             \
+  do {                                                                                             \
+    if (violations++ < 20) fprintf(stderr, __VA_ARGS__);                                           \
+  } while (0)
+
+/* Longest run of set bits in the mask, by a plain loop. */
+static size_t plain_longest_run(uint64_t mask) {
+  size_t best = 0, run = 0;
+  for (size_t i = 0; i < SLICE_COUNT; i++) {
+    run = mask >> i & 1 ? run + 1 : 0;
+    if (run > best) best = run;
+  }
+  return best;
+}
+
+static bool heap_has_segment(const heap_t *heap, const segment_t *target) {
+  for (const segment_t *seg = heap->segments; seg; seg = seg->heap_next)
+    if (seg == target) return true;
+  return false;
+}
+
+/* Caller: no thread is using `heap`. */
+static void check_heap(heap_t *heap, const char *where) {
+  size_t filed = 0, count = 0;
+  const segment_t *prev = NULL;
+  for (segment_t *seg = heap->segments; seg; prev = seg, seg = seg->heap_next) {
+    if (++count > 100000) {
+      VIOLATION("%s: heap %p: segment list does not end\n", where, (void *)heap);
+      return;
+    }
+    if (seg->heap_prev != prev) VIOLATION("%s: segment %p: heap_prev wrong\n", where, (void *)seg);
+    if (relaxed_load(&seg->heap) != heap || seg->kind != SEGMENT_NORMAL)
+      VIOLATION("%s: segment %p on heap %p's list is not its normal segment\n", where, (void *)seg,
+                (void *)heap);
+    for (size_t i = 1; i < SLICE_COUNT; i++)
+      if ((seg->free_slices >> i & 1) != (seg->page_of[i] == &unused_page))
+        VIOLATION("%s: segment %p: slice %zu free bit disagrees with page_of\n", where, (void *)seg,
+                  i);
+    if (seg->free_slices & 1) VIOLATION("%s: segment %p: slice 0 free\n", where, (void *)seg);
+    size_t run = plain_longest_run(seg->free_slices);
+    if (seg->span_run != run)
+      VIOLATION("%s: segment %p: span_run %u, longest run %zu\n", where, (void *)seg,
+                (unsigned)seg->span_run, run);
+    if (!run) continue;
+    filed++;
+    bool found = false;
+    for (const segment_t *s = heap->spans[run]; s && !found; s = s->span_next)
+      found = s == seg;
+    if (!found) VIOLATION("%s: segment %p not on spans[%zu]\n", where, (void *)seg, run);
+  }
+  if (heap->spans[0] || (heap->span_mask & 1))
+    VIOLATION("%s: heap %p: spans[0] used\n", where, (void *)heap);
+  size_t listed = 0;
+  for (size_t r = 1; r < SLICE_COUNT; r++) {
+    if (((heap->span_mask >> r & 1) != 0) != (heap->spans[r] != NULL))
+      VIOLATION("%s: heap %p: span_mask bit %zu disagrees with spans[%zu]\n", where, (void *)heap,
+                r, r);
+    prev = NULL;
+    for (segment_t *seg = heap->spans[r]; seg; prev = seg, seg = seg->span_next) {
+      if (++listed > count + 1) {
+        VIOLATION("%s: heap %p: span lists hold more than its segments\n", where, (void *)heap);
+        return;
+      }
+      if (seg->span_prev != prev)
+        VIOLATION("%s: spans[%zu]: segment %p: span_prev wrong\n", where, r, (void *)seg);
+      if (seg->span_run != r)
+        VIOLATION("%s: spans[%zu]: segment %p has span_run %u\n", where, r, (void *)seg,
+                  (unsigned)seg->span_run);
+      if (relaxed_load(&seg->heap) != heap || !heap_has_segment(heap, seg))
+        VIOLATION("%s: spans[%zu] of heap %p reaches segment %p, not its own\n", where, r,
+                  (void *)heap, (void *)seg);
+    }
+  }
+  if (listed != filed)
+    VIOLATION("%s: heap %p: %zu segments on span lists, %zu with free slices\n", where,
+              (void *)heap, listed, filed);
+}
+
+/* Every heap of the copy. Caller: no other thread of the test is running. */
+static void check_all(const char *where) {
+  copy_lock();
+  for (heap_t *heap = copy.heaps; heap; heap = heap->next)
+    check_heap(heap, where);
+  copy_unlock();
+}
+
+/* ---- random work -------------------------------------------------------- */
+
+#define SLOTS 192
+#define HEAPS 4
+
+typedef struct slot {
+  void *p;
+  size_t size;
+  int heap; /* index into heaps[], or -1: the default heap */
+  uint64_t seed;
+} slot;
+
+static slot slots[SLOTS];
+static nsalloc_heap_t *heaps[HEAPS];
+
+/* The first and last 64 bytes hold a pattern: enough to see a block
+ * overlapped. */
+static void mark(slot *s) {
+  if (s->size <= 128) {
+    test_fill(s->p, s->size, s->seed);
+    return;
+  }
+  test_fill(s->p, 64, s->seed);
+  test_fill((char *)s->p + s->size - 64, 64, s->seed + 1);
+}
+static void verify(const slot *s) {
+  if (s->size <= 128) {
+    CHECK(test_verify(s->p, s->size, s->seed));
+    return;
+  }
+  CHECK(test_verify(s->p, 64, s->seed));
+  CHECK(test_verify((const char *)s->p + s->size - 64, 64, s->seed + 1));
+}
+
+/* A size: mostly large (a slice up to LARGE_MAX), some binned. */
+static size_t random_size(uint64_t *rng) {
+  uint64_t r = test_random(rng);
+  if (r % 4 == 0) return 16 + (size_t)(r >> 8) % MEDIUM_MAX;
+  return MEDIUM_MAX + 1 + (size_t)(r >> 8) % LARGE_MAX;
+}
+
+static void *slot_alloc(slot *s, uint64_t *rng) {
+  uint64_t r = test_random(rng);
+  s->size = random_size(rng);
+  s->seed = r;
+  nsalloc_heap_t *heap = s->heap >= 0 ? heaps[s->heap] : NULL;
+  if (r % 3 == 0) { /* aligned: 64 KiB .. 2 MiB */
+    size_t alignment = (size_t)1 << (16 + (r >> 8) % 6);
+    s->p = heap ? nsalloc_heap_aligned_alloc(heap, alignment, s->size)
+                : nsalloc_aligned_alloc(alignment, s->size);
+    if (s->p) CHECK(((uintptr_t)s->p & (alignment - 1)) == 0);
+  } else {
+    s->p = heap ? nsalloc_heap_malloc(heap, s->size) : nsalloc_malloc(s->size);
+  }
+  CHECK(s->p != NULL);
+  if (s->p) mark(s);
+  return s->p;
+}
+
+static void slot_free(slot *s) {
+  if (!s->p) return;
+  verify(s);
+  if (s->heap >= 0)
+    nsalloc_heap_free(heaps[s->heap], s->p);
+  else
+    nsalloc_free(s->p);
+  s->p = NULL;
+}
+
+static void slot_realloc(slot *s, uint64_t *rng) {
+  verify(s);
+  size_t size = random_size(rng);
+  void *q =
+      s->heap >= 0 ? nsalloc_heap_realloc(heaps[s->heap], s->p, size) : nsalloc_realloc(s->p, size);
+  CHECK(q != NULL);
+  if (!q) return;
+  size_t kept = size < s->size ? size : s->size;
+  CHECK(test_verify(q, kept < 64 ? kept : 64, s->seed)); /* whole when s->size <= 128 */
+  s->p = q;
+  s->size = size;
+  mark(s);
+}
+
+/* Two threads at once, each on its own range of slots: it frees what the
+ * range held (blocks of this thread, of first-class heaps, or of exited
+ * threads: remote frees, some onto abandoned segments), allocates, frees
+ * some, checks its heap, and exits leaving the rest live (its segments are
+ * abandoned, then freed into and adopted by this thread). */
+typedef struct worker_args {
+  size_t first, count;
+  uint64_t seed;
+} worker_args;
+
+static void *worker(void *arg) {
+  worker_args *w = arg;
+  uint64_t rng = w->seed;
+  for (size_t i = w->first; i < w->first + w->count; i++) {
+    if (slots[i].p) {
+      verify(&slots[i]);
+      nsalloc_free(slots[i].p);
+    }
+    slots[i].heap = -1;
+    slot_alloc(&slots[i], &rng);
+  }
+  for (size_t i = w->first; i < w->first + w->count; i++)
+    if (test_random(&rng) % 3 == 0) slot_free(&slots[i]);
+  check_heap(thread_heap(), "worker");
+  return NULL;
+}
+
+#define WORKER_SLOTS 24
+
+static void run_workers(uint64_t *rng) {
+  size_t first = (size_t)(test_random(rng) % (SLOTS - 2 * WORKER_SLOTS));
+  worker_args w[2] = {{first, WORKER_SLOTS, test_random(rng)},
+                      {first + WORKER_SLOTS, WORKER_SLOTS, test_random(rng)}};
+  pthread_t threads[2];
+  for (int i = 0; i < 2; i++)
+    CHECK(pthread_create(&threads[i], NULL, worker, &w[i]) == 0);
+  for (int i = 0; i < 2; i++)
+    pthread_join(threads[i], NULL);
+}
+
+static void heap_gone(int index, bool blocks_live) {
+  for (size_t i = 0; i < SLOTS; i++) {
+    if (slots[i].heap != index) continue;
+    if (blocks_live)
+      slots[i].heap = -1; /* migrated to the default heap */
+    else
+      slots[i].p = NULL;
+  }
+  heaps[index] = NULL;
+}
+
+static void random_step(uint64_t *rng) {
+  uint64_t r = test_random(rng);
+  slot *s = &slots[(r >> 8) % SLOTS];
+  switch (r % 32) {
+  case 0:
+  case 1:
+    run_workers(rng);
+    break;
+  case 2: { /* a first-class heap appears, or one goes */
+    int index = (int)((r >> 20) % HEAPS);
+    if (!heaps[index]) {
+      heaps[index] = nsalloc_heap_new();
+      CHECK(heaps[index] != NULL);
+    } else if (r >> 30 & 1) {
+      nsalloc_heap_delete(heaps[index]);
+      heap_gone(index, true);
+    } else {
+      nsalloc_heap_destroy(heaps[index]);
+      heap_gone(index, false);
+    }
+    break;
+  }
+  case 3:
+    nsalloc_collect(r >> 20 & 1);
+    break;
+  case 4: {
+    int index = (int)((r >> 20) % HEAPS);
+    if (heaps[index]) nsalloc_heap_collect(heaps[index], r >> 30 & 1);
+    break;
+  }
+  default:
+    if (s->p && r % 32 < 12) {
+      slot_realloc(s, rng);
+    } else if (s->p) {
+      slot_free(s);
+    } else {
+      int index = (int)((r >> 20) % (HEAPS + 2)) - 2; /* the default heap a third of the time */
+      s->heap = index >= 0 && heaps[index] ? index : -1;
+      slot_alloc(s, rng);
+    }
+  }
+}
+
+static void run_steps(uint64_t seed, int steps, const char *where) {
+  uint64_t rng = seed;
+  for (int i = 0; i < steps && violations == 0; i++) {
+    random_step(&rng);
+    check_all(where);
+  }
+}
+
+static void release_all(void) {
+  for (size_t i = 0; i < SLOTS; i++)
+    slot_free(&slots[i]);
+  for (int i = 0; i < HEAPS; i++)
+    if (heaps[i]) {
+      nsalloc_heap_destroy(heaps[i]);
+      heaps[i] = NULL;
+    }
+  nsalloc_collect(true);
+  check_all("release_all");
+}
+
+static void test_random_work(void) {
+  run_steps(7, 6000, "random");
+  release_all();
+  CHECK_EQ(violations, 0);
+}
+
+/* The same with every free slice purged at once and the purger sweeping
+ * exited threads' segments as soon as a free notifies one. */
+static void test_random_work_purge_now(void) {
+  long delay = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 0);
+  run_steps(8, 3000, "purge now");
+  release_all();
+  nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
+  CHECK_EQ(violations, 0);
+}
+
+/* Holes: fill many segments with large blocks, free every other one, then
+ * allocate sizes and alignments that fit only some holes. */
+static void test_holes(void) {
+  uint64_t rng = 99;
+  for (size_t i = 0; i < SLOTS; i++) {
+    slots[i].heap = -1;
+    slots[i].seed = i;
+    slots[i].size = (LARGE_MAX / 3) + (i % 5) * SLICE_SIZE;
+    slots[i].p = nsalloc_malloc(slots[i].size);
+    CHECK(slots[i].p != NULL);
+    mark(&slots[i]);
+  }
+  check_all("holes: filled");
+  for (size_t i = 0; i < SLOTS; i += 2)
+    slot_free(&slots[i]);
+  check_all("holes: punched");
+  for (size_t i = 0; i < SLOTS; i += 2) {
+    slot_alloc(&slots[i], &rng);
+    check_all("holes: refilled");
+  }
+  release_all();
+  CHECK_EQ(violations, 0);
+}
+
+static void forked_work(void *arg) {
+  (void)arg;
+  run_steps(31, 600, "fork child");
+  release_all();
+  _exit(violations == 0 && test_failures == 0 ? 0 : 1);
+}
+
+/* A child forked while this thread's heap holds segments carries on. */
+static void test_fork_child(void) {
+  uint64_t rng = 5;
+  for (int i = 0; i < 300; i++)
+    random_step(&rng);
+  char output[4096];
+  int status = test_in_child(forked_work, NULL, output, sizeof(output));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fprintf(stderr, "child: %s\n", output);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  release_all();
+  CHECK_EQ(violations, 0);
+}
+
+int main(int argc, char **argv) {
+  static const test_case tests[] = {
+      TEST(test_random_work),
+      TEST(test_random_work_purge_now),
+      TEST(test_holes),
+      TEST(test_fork_child),
+  };
+  return test_main(argc, argv, tests, TEST_COUNT(tests));
+}
