@@ -312,7 +312,7 @@ static void release_all(void) {
 }
 
 static void test_random_work(void) {
-  run_steps(7, 6000, "random");
+  run_steps(7, (int)test_scale(6000), "random");
   release_all();
   CHECK_EQ(violations, 0);
 }
@@ -322,7 +322,7 @@ static void test_random_work(void) {
 static void test_random_work_purge_now(void) {
   long delay = nsalloc_option_get(NSALLOC_OPTION_PURGE_DELAY_MS);
   nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 0);
-  run_steps(8, 3000, "purge now");
+  run_steps(8, (int)test_scale(3000), "purge now");
   release_all();
   nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, delay);
   CHECK_EQ(violations, 0);
