@@ -479,14 +479,21 @@ static size_t longest_run(uint64_t free_slices) {
  * free slices, else 0. ~0 / (2^align - 1) has every align-th bit set. */
 static size_t find_free_run(uint64_t free_slices, size_t count, size_t align) {
   if (align >= SLICE_COUNT) return 0;
-  uint64_t multiples = ~(uint64_t)0 / (((uint64_t)1 << align) - 1) & ~(uint64_t)1;
+  uint64_t multiples =
+      (align == 1 ? ~(uint64_t)0 : ~(uint64_t)0 / (((uint64_t)1 << align) - 1)) & ~(uint64_t)1;
+  uint64_t candidates = free_slices & multiples;
+  if (!candidates) return 0;
+  /* The usual case first: the lowest free candidate starts a long enough run
+   * (count <= 32, so the mask is exact). */
+  size_t first = (size_t)__builtin_ctzll(candidates);
+  uint64_t want = slice_mask(first, count);
+  if (first + count <= SLICE_COUNT && (free_slices & want) == want) return first;
   uint64_t starts = run_starts(free_slices, count) & multiples;
   return starts ? (size_t)__builtin_ctzll(starts) : 0;
 }
 
-/* File `seg` under its longest free run, or under none when it is full. */
-static void segment_span_insert(heap_t *heap, segment_t *seg) {
-  size_t run = longest_run(seg->free_slices);
+/* File `seg` under `run`, its longest free run, or under none when 0. */
+static void segment_span_insert(heap_t *heap, segment_t *seg, size_t run) {
   seg->span_run = (uint8_t)run;
   seg->span_prev = NULL;
   seg->span_next = NULL;
@@ -510,9 +517,10 @@ static void segment_span_remove(heap_t *heap, segment_t *seg) {
 
 /* Its free slices changed: file it again. Owner only. */
 static void segment_span_update(heap_t *heap, segment_t *seg) {
-  if (longest_run(seg->free_slices) == seg->span_run) return;
+  size_t run = longest_run(seg->free_slices);
+  if (run == seg->span_run) return;
   segment_span_remove(heap, seg);
-  segment_span_insert(heap, seg);
+  segment_span_insert(heap, seg, run);
 }
 
 static void segment_link_heap(heap_t *heap, segment_t *seg) {
@@ -527,7 +535,7 @@ static void segment_link_heap(heap_t *heap, segment_t *seg) {
   seg->heap_next = heap->segments;
   if (heap->segments) heap->segments->heap_prev = seg;
   heap->segments = seg;
-  segment_span_insert(heap, seg);
+  segment_span_insert(heap, seg, longest_run(seg->free_slices));
   if (due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
 }
 
