@@ -456,23 +456,22 @@ static uint64_t run_starts(uint64_t free_slices, size_t count) {
   return starts;
 }
 
-/* The longest run of free slices: the largest n with A(n) nonzero, found by
- * adding powers of two from the largest down (A is monotone in n). */
+/* The longest run of free slices, one run at a time from the lowest: a
+ * segment's mask has few runs (one or two in the usual case), and the walk
+ * stops once what is left above cannot hold a longer one. x + (x & -x)
+ * carries through the lowest run and clears it (past bit 63 the carry is
+ * dropped, leaving 0). */
 static size_t longest_run(uint64_t free_slices) {
-  if (!free_slices) return 0;
-  uint64_t powers[6] = {free_slices}; /* A(1), A(2), ..., A(32) */
-  for (size_t k = 1; k < 6; k++)
-    powers[k] = powers[k - 1] & (powers[k - 1] >> ((size_t)1 << (k - 1)));
-  uint64_t run = free_slices; /* A(length) */
-  size_t length = 1;
-  for (size_t k = 6; k-- > 0;) {
-    uint64_t longer = run & (powers[k] >> length); /* length < 64: slice 0 is never free */
-    if (longer) {
-      run = longer;
-      length += (size_t)1 << k;
-    }
+  size_t longest = 0;
+  for (uint64_t x = free_slices; x;) {
+    size_t start = (size_t)__builtin_ctzll(x);
+    if (SLICE_COUNT - start <= longest) break;
+    uint64_t above = ~(x >> start); /* zero only when the run reaches bit 63 from bit 0 */
+    size_t length = above ? (size_t)__builtin_ctzll(above) : SLICE_COUNT;
+    if (length > longest) longest = length;
+    x &= x + (x & (~x + 1));
   }
-  return length;
+  return longest;
 }
 
 /* First index >= 1, a multiple of `align` (a power of two), starting `count`
