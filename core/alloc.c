@@ -77,7 +77,7 @@ static void *heap_realloc_impl(heap_t *heap, void *p, size_t size, void *forward
   if (size <= usable && (size >= usable / 2 || nsalloc_good_size(size) == usable)) return p;
   if (size > usable && size <= LARGE_MAX && relaxed_load(&page->kind) == PAGE_LARGE &&
       relaxed_load(&segment_of(page)->heap) == heap &&
-      segment_large_grow(heap, page, align_up(size, SLICE_SIZE) >> SLICE_SHIFT))
+      segment_large_grow(page, align_up(size, SLICE_SIZE) >> SLICE_SHIFT))
     return p;
   if (size > usable && relaxed_load(&page->kind) == PAGE_HUGE) {
     page_t *grown = segment_huge_grow(heap, page, size);

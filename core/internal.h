@@ -193,7 +193,7 @@ struct segment_s {
   _Atomic(heap_t *) heap;           /* owning heap; NULL while abandoned or cached */
   segment_t *heap_next, *heap_prev; /* the heap's list (normal segments) */
   segment_t *span_next, *span_prev; /* the heap's list of segments with this longest run */
-  uint8_t span_run;                 /* longest run of free slices (its span list); 0: full */
+  uint8_t span_run;                 /* its span list: >= its longest run of free slices */
   segment_t *copy_next, *copy_prev; /* every live segment of the copy */
   segment_t *list_next;             /* abandoned list or cache */
   uint64_t free_slices;             /* bit i: slice i holds no page */
@@ -218,9 +218,10 @@ struct nsalloc_heap_s {
   uintptr_t owner;     /* owner key of its pages: the thread id of a default heap,
                         * the heap's own address for a first-class heap */
   segment_t *segments; /* every normal segment, in no particular order */
-  /* spans[r]: the segments whose longest run of free slices is r slices
-   * (1..63; a full segment is on none), so a page of n slices is placed
-   * without visiting segments that cannot hold it (segment_page_alloc).
+  /* spans[r]: the segments whose span_run is r (1..63): a bound from above
+   * on their longest run of free slices, exact when filed, stale after a
+   * claim, refiled when a free exceeds it or a search finds it too short
+   * (segment_page_alloc). A segment of span_run 0 is on none.
    * Bit r of span_mask: spans[r] is not empty. */
   segment_t *spans[SLICE_COUNT];
   uint64_t span_mask;
@@ -481,7 +482,7 @@ static void page_retire_if_unused(heap_t *heap, page_t *page);
 static void page_notify_owner(page_t *page);
 /* segment.c */
 static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align);
-static bool segment_large_grow(heap_t *heap, page_t *page, size_t count);
+static bool segment_large_grow(page_t *page, size_t count);
 static bool segment_page_free(heap_t *heap, page_t *page);
 static page_t *segment_next_page(segment_t *seg, size_t *index);
 static void segment_drop(segment_t *seg);

@@ -476,7 +476,7 @@ static size_t longest_run(uint64_t free_slices) {
 
 /* First index >= 1, a multiple of `align` (a power of two), starting `count`
  * free slices, else 0. ~0 / (2^align - 1) has every align-th bit set. */
-static size_t find_free_run(uint64_t free_slices, size_t count, size_t align) {
+static force_inline size_t find_free_run(uint64_t free_slices, size_t count, size_t align) {
   if (align >= SLICE_COUNT) return 0;
   uint64_t multiples =
       (align == 1 ? ~(uint64_t)0 : ~(uint64_t)0 / (((uint64_t)1 << align) - 1)) & ~(uint64_t)1;
@@ -514,9 +514,8 @@ static void segment_span_remove(heap_t *heap, segment_t *seg) {
   seg->span_run = 0;
 }
 
-/* Its free slices changed: file it again. Owner only. */
-static void segment_span_update(heap_t *heap, segment_t *seg) {
-  size_t run = longest_run(seg->free_slices);
+/* File `seg` again under `run`. Owner only. */
+static void segment_span_refile(heap_t *heap, segment_t *seg, size_t run) {
   if (run == seg->span_run) return;
   segment_span_remove(heap, seg);
   segment_span_insert(heap, seg, run);
@@ -550,45 +549,46 @@ static void segment_unlink_heap(heap_t *heap, segment_t *seg) {
 
 /* Give the free slices [index, index + count) of `seg` to `page`. Returns
  * whether every one of them was decommitted, so reads as zero. */
-static bool segment_take_slices(heap_t *heap, segment_t *seg, page_t *page, size_t index,
-                                size_t count) {
+static bool segment_take_slices(segment_t *seg, page_t *page, size_t index, size_t count) {
   uint64_t mask = slice_mask(index, count);
   segment_lock(seg);
-  bool untouched = PRIM_PURGE_ZEROES && (seg->decommitted & mask) == mask;
+  uint64_t fresh = seg->decommitted & mask; /* none when reused within the purge delay */
+  bool untouched = PRIM_PURGE_ZEROES && fresh == mask;
   seg->free_slices &= ~mask;
-  stats_committed((ptrdiff_t)slices_bytes(seg, seg->decommitted & mask));
-  seg->decommitted &= ~mask;
+  if (fresh) {
+    stats_committed((ptrdiff_t)slices_bytes(seg, fresh));
+    seg->decommitted &= ~mask;
+  }
   segment_unlock(seg);
-  segment_span_update(heap, seg);
   for (size_t i = index; i < index + count; i++)
     seg->page_of[i] = page;
   stats_page_bytes((ptrdiff_t)(count << SLICE_SHIFT));
   return untouched;
 }
 
-static page_t *segment_claim(heap_t *heap, segment_t *seg, size_t index, size_t count) {
+static page_t *segment_claim(segment_t *seg, size_t index, size_t count) {
   page_t *page = &seg->pages[index];
   page->slice_index = (uint8_t)index;
   relaxed_store(&page->slice_count, (uint8_t)count);
   page->start = slice_address(seg, index);
-  page->untouched = segment_take_slices(heap, seg, page, index, count);
+  page->untouched = segment_take_slices(seg, page, index, count);
   return page;
 }
 
-/* realloc's in-place growth: extend the large page of `heap` to `count`
- * slices when the slices after it are free. Only the thread using `heap`
- * (the segment's owner) may call this. The page keeps the div_magic and
+/* realloc's in-place growth: extend a large page to `count` slices when the
+ * slices after it are free. Only the thread using the segment's heap (its
+ * owner) may call this. The page keeps the div_magic and
  * carved_limit of its size at birth: its one block starts at offset 0, and
  * every other offset of the grown span still maps to a position at or above
  * carved_limit (block_position()), so no other thread's check can ever see
  * a block start there, whichever of these stores it observes. */
-static bool segment_large_grow(heap_t *heap, page_t *page, size_t count) {
+static bool segment_large_grow(page_t *page, size_t count) {
   segment_t *seg = segment_of(page);
   size_t index = page->slice_index, old = relaxed_load(&page->slice_count);
   if (index + count > SLICE_COUNT) return false;
   uint64_t more = slice_mask(index + old, count - old);
   if ((seg->free_slices & more) != more) return false;
-  segment_take_slices(heap, seg, page, index + old, count - old);
+  segment_take_slices(seg, page, index + old, count - old);
   relaxed_store(&page->slice_count, (uint8_t)count);
   relaxed_store(&page->block_size, count << SLICE_SHIFT);
   return true;
@@ -597,12 +597,14 @@ static bool segment_large_grow(heap_t *heap, page_t *page, size_t count) {
 /* A page of `count` slices starting at a multiple of `align` slices, from the
  * heap's segments, else an abandoned segment (default heaps only), else a new
  * segment. The page still needs page_init(). Among the heap's segments, the
- * one whose longest free run is shortest but long enough (span lists): at
- * alignment 1 the first segment tried holds the page, however many
- * segments have only shorter runs (a heap of thousands of segments each
- * holding three 1.2 MiB blocks once walked them all for every such block:
- * quadratic). Short holes are filled before long runs are split (best fit
- * by longest run, whatever else the segment holds). An aligned request may
+ * first that holds it from the shortest span list long enough: a segment
+ * tried there in vain (its bound was stale) is refiled under its true run,
+ * below `count`, so at alignment 1 each stale segment costs one visit, and
+ * segments whose runs are all shorter are never visited (a heap of
+ * thousands of segments each holding three 1.2 MiB blocks once walked them
+ * all for every such block: quadratic). Short holes are filled before long
+ * runs are split (best fit by longest run, whatever else the segment
+ * holds, approximate while bounds are stale). An aligned request may
  * try every segment of the lists long enough: one that fits only at one
  * place per segment, taken in every segment already, still walks them all
  * (quadratic over a run of such requests, as before the span lists).
@@ -612,21 +614,25 @@ static bool segment_large_grow(heap_t *heap, page_t *page, size_t count) {
  * blocks it allocated itself. */
 static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
   for (uint64_t runs = heap->span_mask >> count << count; runs; runs &= runs - 1)
-    for (segment_t *seg = heap->spans[__builtin_ctzll(runs)]; seg; seg = seg->span_next) {
+    for (segment_t *seg = heap->spans[__builtin_ctzll(runs)], *next; seg; seg = next) {
+      next = seg->span_next;
       size_t index = find_free_run(seg->free_slices, count, align);
-      if (index) return segment_claim(heap, seg, index, count);
+      if (index) return segment_claim(seg, index, count);
+      /* Its bound was stale (or the alignment does not fit): file it under
+       * its true run, on a list this search has passed or is walking. */
+      segment_span_refile(heap, seg, longest_run(seg->free_slices));
     }
   while (!heap_is_first_class(heap)) {
     segment_t *seg = segment_reclaim();
     if (!seg) break;
     if (!heap_adopt_segment(heap, seg)) continue; /* it was empty: released */
     size_t index = find_free_run(seg->free_slices, count, align);
-    if (index) return segment_claim(heap, seg, index, count);
+    if (index) return segment_claim(seg, index, count);
   }
   segment_t *seg = segment_obtain(SEGMENT_SIZE, SEGMENT_SIZE, SEGMENT_NORMAL);
   if (!seg) return NULL;
   segment_link_heap(heap, seg);
-  return segment_claim(heap, seg, find_free_run(seg->free_slices, count, align), count);
+  return segment_claim(seg, find_free_run(seg->free_slices, count, align), count);
 }
 
 /* Give a page's slices back to its segment; release the segment when empty.
@@ -659,7 +665,10 @@ static bool segment_page_free(heap_t *heap, page_t *page) {
     return true;
   }
   if (heap) {
-    segment_span_update(heap, seg);
+    /* Freed slices only lengthen runs: refile when the bound is exceeded
+     * (never when it is the longest possible). */
+    size_t run = seg->span_run < SLICE_COUNT - 1 ? longest_run(seg->free_slices) : 0;
+    if (run > seg->span_run) segment_span_refile(heap, seg, run);
     if (due && (!heap->purge_at_ms || due < heap->purge_at_ms)) heap->purge_at_ms = due;
   }
   purger_note(due);

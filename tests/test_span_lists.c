@@ -7,9 +7,11 @@
  * fork() child carrying on.
  *
  * The invariant, for every heap: each segment on heap->segments is one of
- * its normal segments, its free mask agrees with its page_of[] entries, and
- * unless full it is on exactly heap->spans[longest_run(free mask)] with
- * span_run equal to that run (a full one on no list, span_run 0); every
+ * its normal segments, its free mask agrees with its page_of[] entries, its
+ * span_run bounds its longest run of free slices from above (a bound, not
+ * the run: taking slices leaves a segment where it is), and when span_run
+ * is not 0 it is on exactly heap->spans[span_run] (so a segment with a free
+ * slice is on a list, and a full one may be, until a search refiles it); every
  * segment on a span list is on heap->segments, owned by the heap (no
  * released, abandoned or adopted segment is reachable from an old heap's
  * lists); the lists' back links agree; bit r of span_mask is set iff
@@ -68,9 +70,10 @@ static void check_heap(heap_t *heap, const char *where) {
                   i);
     if (seg->free_slices & 1) VIOLATION("%s: segment %p: slice 0 free\n", where, (void *)seg);
     size_t run = plain_longest_run(seg->free_slices);
-    if (seg->span_run != run)
+    if (seg->span_run < run || seg->span_run >= SLICE_COUNT)
       VIOLATION("%s: segment %p: span_run %u, longest run %zu\n", where, (void *)seg,
                 (unsigned)seg->span_run, run);
+    run = seg->span_run;
     if (!run) continue;
     filed++;
     bool found = false;
@@ -102,8 +105,8 @@ static void check_heap(heap_t *heap, const char *where) {
     }
   }
   if (listed != filed)
-    VIOLATION("%s: heap %p: %zu segments on span lists, %zu with free slices\n", where,
-              (void *)heap, listed, filed);
+    VIOLATION("%s: heap %p: %zu segments on span lists, %zu with a span_run\n", where, (void *)heap,
+              listed, filed);
 }
 
 /* Every heap of the copy. Caller: no other thread of the test is running. */
@@ -352,6 +355,39 @@ static void test_holes(void) {
   CHECK_EQ(violations, 0);
 }
 
+/* A search refiles each segment it passes whose bound was stale, so a run of
+ * allocations never walks the same full segment twice. Blocks of 10 slices
+ * fill a segment six at a time and leave a run of 3; the block after the
+ * sixth finds the segment still filed under 63, fails there and refiles it
+ * under 3 before taking a new segment. Without the refile every older
+ * segment stays under 63 and each new segment's first block walks them all
+ * (quadratic over the run). */
+static void test_search_refiles_stale(void) {
+  enum { SEGMENTS = 8, PER_SEGMENT = (SLICE_COUNT - 1) / 10 };
+  nsalloc_heap_t *heap = nsalloc_heap_new();
+  void *blocks[SEGMENTS * PER_SEGMENT + 1];
+  for (size_t i = 0; i < SEGMENTS * PER_SEGMENT + 1; i++) {
+    blocks[i] = nsalloc_heap_malloc(heap, 10 * SLICE_SIZE);
+    CHECK(blocks[i] != NULL);
+  }
+  check_all("refiles: filled");
+  size_t full = 0, fresh = 0;
+  for (segment_t *seg = heap->segments; seg; seg = seg->heap_next) {
+    size_t run = plain_longest_run(seg->free_slices);
+    if (run == SLICE_COUNT - 1 - PER_SEGMENT * 10) {
+      full++;
+      CHECK_EQ(seg->span_run, run); /* refiled under its true run */
+    } else {
+      fresh++;
+      CHECK_EQ(run, SLICE_COUNT - 1 - 10); /* the newest: one block */
+    }
+  }
+  CHECK_EQ(full, SEGMENTS);
+  CHECK_EQ(fresh, 1);
+  nsalloc_heap_destroy(heap);
+  CHECK_EQ(violations, 0);
+}
+
 static void forked_work(void *arg) {
   (void)arg;
   run_steps(31, 600, "fork child");
@@ -374,9 +410,8 @@ static void test_fork_child(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_random_work),
-      TEST(test_random_work_purge_now),
-      TEST(test_holes),
+      TEST(test_random_work), TEST(test_random_work_purge_now),
+      TEST(test_holes),       TEST(test_search_refiles_stale),
       TEST(test_fork_child),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
