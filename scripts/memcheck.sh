@@ -13,6 +13,7 @@ for t in json.load(sys.stdin)["tests"]:
     print(shlex.join(t["command"]))' |
   while read -r command; do
     echo "memcheck: $command"
+    started=$(date +%s)
     status=0
     # shellcheck disable=SC2086
     NSALLOC_UNDER_VALGRIND=1 timeout --kill-after=10 600 valgrind --quiet --error-exitcode=99 \
@@ -21,6 +22,7 @@ for t in json.load(sys.stdin)["tests"]:
       echo "memcheck: TIMED OUT after 600 s: $command" >&2
       exit 1
     fi
+    echo "memcheck: $(($(date +%s) - started)) s"
     [ "$status" -eq 0 ] || exit "$status"
   done
 echo "memcheck: clean"
