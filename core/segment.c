@@ -21,6 +21,11 @@
  * than this many purge delays after it was cached (segment_cache_expire). */
 #define CACHE_HOLD_DELAYS 10
 
+/* How many segments with a run long enough but no aligned start in it an
+ * aligned request tries before it looks only where any segment fits
+ * (segment_page_alloc). */
+#define ALIGNED_MISFITS 8
+
 /* The slices lock. A normal segment on a heap has two writers of its slice
  * state (free_slices, decommitted, purge_at_ms): the owner, which claims and
  * frees slices, and whoever purges its free slices - the owner itself, or
@@ -604,24 +609,37 @@ static bool segment_large_grow(page_t *page, size_t count) {
  * thousands of segments each holding three 1.2 MiB blocks once walked them
  * all for every such block: quadratic). Short holes are filled before long
  * runs are split (best fit by longest run, whatever else the segment
- * holds, approximate while bounds are stale). An aligned request may
- * try every segment of the lists long enough: one that fits only at one
- * place per segment, taken in every segment already, still walks them all
- * (quadratic over a run of such requests, as before the span lists).
+ * holds, approximate while bounds are stale). An aligned request may find
+ * a run long enough that holds no aligned start: a run of count + align - 1
+ * always holds one, but a shorter one may not, so below that length it
+ * tries at most ALIGNED_MISFITS such segments (a request that fits at only
+ * one place per segment, taken in every segment already, once walked them
+ * all: quadratic over a run of such requests), then only the lists where
+ * any segment fits.
  * A first-class heap never adopts an abandoned segment: the segment may hold
  * live blocks of the thread that exited, and nsalloc_heap_destroy() releases
  * a heap's segments wholesale, so a destroyable heap must only ever hold
  * blocks it allocated itself. */
 static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
-  for (uint64_t runs = heap->span_mask >> count << count; runs; runs &= runs - 1)
-    for (segment_t *seg = heap->spans[__builtin_ctzll(runs)], *next; seg; seg = next) {
+  size_t fits_any = count + align - 1, misfits = 0;
+  uint64_t runs = heap->span_mask >> count << count;
+  while (runs) {
+    size_t list = (size_t)__builtin_ctzll(runs);
+    runs &= runs - 1;
+    for (segment_t *seg = heap->spans[list], *next; seg; seg = next) {
       next = seg->span_next;
       size_t index = find_free_run(seg->free_slices, count, align);
       if (index) return segment_claim(seg, index, count);
-      /* Its bound was stale (or the alignment does not fit): file it under
-       * its true run, on a list this search has passed or is walking. */
-      segment_span_refile(heap, seg, longest_run(seg->free_slices));
+      /* Its bound was stale, or its runs hold no aligned start: file it
+       * under its true run, on a list this search has passed or is walking. */
+      size_t run = longest_run(seg->free_slices);
+      segment_span_refile(heap, seg, run);
+      if (run >= count && list < fits_any && ++misfits == ALIGNED_MISFITS) {
+        runs &= fits_any < SLICE_COUNT ? ~(uint64_t)0 << fits_any : 0;
+        break;
+      }
     }
+  }
   while (!heap_is_first_class(heap)) {
     segment_t *seg = segment_reclaim();
     if (!seg) break;
