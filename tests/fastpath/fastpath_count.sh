@@ -10,18 +10,12 @@
 set -eu
 driver=$1 module=$2 max_malloc=${3:-} max_free=${4:-} max_remote_free=${5:-}
 here=$(dirname "$0")
-out=$(mktemp) log=$(mktemp)
-trap 'rm -f "$out" "$log"' EXIT
-if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$driver" "$module" 2>"$log"; then
-  echo "fastpath_count: callgrind failed:" >&2
-  cat "$log" >&2
-  exit 1
-fi
-counts=$(python3 "$here/../../bench/callgrind_calls.py" "$out" fastpath_mallocs fastpath_frees \
-  fastpath_producer_mallocs fastpath_remote_frees) || true
+counts=$(sh "$here/../callgrind_per_call.sh" \
+  "fastpath_mallocs fastpath_frees fastpath_producer_mallocs fastpath_remote_frees" \
+  "$driver" "$module")
 status=0
 for op in malloc free producer_malloc remote_free; do
-  per_call=$(echo "$counts" | awk -v fn="fastpath_${op}s" '$1 == fn && sub("^per_call=", "", $NF) { print $NF }')
+  per_call=$(echo "$counts" | awk -v fn="fastpath_${op}s" '$1 == fn { print $2 }')
   case $op in
     malloc) limit=$max_malloc ;;
     free) limit=$max_free ;;

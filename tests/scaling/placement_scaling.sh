@@ -7,16 +7,9 @@
 set -eu
 driver=$1 n=${2:-300} limit=${3:-1.5}
 here=$(dirname "$0")
-out=$(mktemp) log=$(mktemp)
-trap 'rm -f "$out" "$log"' EXIT
-if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$driver" "$n" 2>"$log"; then
-  echo "placement_scaling: callgrind failed:" >&2
-  cat "$log" >&2
-  exit 1
-fi
-counts=$(python3 "$here/../../bench/callgrind_calls.py" "$out" place_N place_4N place_aligned_N \
-  place_aligned_4N) || true
-per_call() { echo "$counts" | awk -v fn="$1" '$1 == fn && sub("^per_call=", "", $NF) { print $NF }'; }
+counts=$(sh "$here/../callgrind_per_call.sh" "place_N place_4N place_aligned_N place_aligned_4N" \
+  "$driver" "$n")
+per_call() { echo "$counts" | awk -v fn="$1" '$1 == fn { print $2 }'; }
 status=0
 for kind in "" aligned_; do
   at_n=$(per_call "place_${kind}N") at_4n=$(per_call "place_${kind}4N")
