@@ -17,6 +17,10 @@
  * lists); the lists' back links agree; bit r of span_mask is set iff
  * spans[r] is non-empty.
  *
+ * And from outside the lists (test_no_needless_segment): a large request
+ * takes a new segment only when none of the heap's could hold it at
+ * alignment 1, or hold a run of count + align - 1 at a larger alignment.
+ *
  * White-box: this file includes the core's one translation unit (a private
  * copy with the prefix wb_) to reach its heaps and segments.
  */
@@ -388,6 +392,135 @@ static void test_search_refiles_stale(void) {
   CHECK_EQ(violations, 0);
 }
 
+/* Does some index >= 1, a multiple of `align`, start `count` free slices?
+ * By a plain loop, to judge the core's search from outside. */
+static bool plain_fits(uint64_t free_slices, size_t count, size_t align) {
+  for (size_t i = align; i + count <= SLICE_COUNT; i += align)
+    if (((free_slices >> i) & (((uint64_t)1 << count) - 1)) == ((uint64_t)1 << count) - 1)
+      return true;
+  return false;
+}
+
+/* What a heap's segments could hold before a request of `count` slices at
+ * `align`: one of them at its alignment (`fits`), one of them with a run of
+ * count + align - 1, which holds an aligned start wherever it lies
+ * (`fits_any`). */
+typedef struct {
+  bool fits, fits_any;
+} room;
+
+static room heap_room(const heap_t *heap, size_t count, size_t align) {
+  room r = {false, false};
+  for (const segment_t *seg = heap->segments; seg; seg = seg->heap_next) {
+    r.fits |= plain_fits(seg->free_slices, count, align);
+    r.fits_any |= plain_longest_run(seg->free_slices) >= count + align - 1;
+  }
+  return r;
+}
+
+/* A thread that places large blocks in its own heap, frees half and exits:
+ * its segments are abandoned holding the rest, for the search to adopt. */
+#define ORPHANS 8
+static void *orphan_worker(void *arg) {
+  void **blocks = arg;
+  for (size_t i = 0; i < ORPHANS; i++)
+    blocks[i] = nsalloc_malloc((1 + i * 3 % (LARGE_MAX >> SLICE_SHIFT)) << SLICE_SHIFT);
+  for (size_t i = 0; i < ORPHANS; i += 2) {
+    nsalloc_free(blocks[i]);
+    blocks[i] = NULL;
+  }
+  return NULL;
+}
+
+/* No new segment while an old one could hold the request: at alignment 1
+ * whenever some segment holds the run (however stale the bounds are), and
+ * at any alignment whenever some segment holds a run of count + align - 1
+ * (the lists searched after ALIGNED_MISFITS misfits). Random large blocks
+ * and alignments, freed in random order (each free leaves other bounds
+ * stale) and grown in place by realloc (a claim that leaves the segment
+ * where it is); the block's segment, when not one of the heap's before the
+ * request, must have been the only way. In a first-class heap, and in this
+ * thread's default heap while threads exit leaving blocks in segments the
+ * search adopts. Fails without the refile on free, or when the search gives
+ * up on every list after ALIGNED_MISFITS misfits. */
+static void needless_run(nsalloc_heap_t *first_class, uint64_t rng) {
+  enum { LIVE = 96 };
+  const size_t max_slices = LARGE_MAX >> SLICE_SHIFT;
+  nsalloc_free(nsalloc_malloc(1)); /* this thread's heap exists from here on */
+  heap_t *heap = first_class ? first_class : thread_heap();
+  CHECK(heap != &empty_heap);
+  void *live[LIVE] = {0}, *orphans[64][ORPHANS] = {{0}};
+  size_t news = 0, threads = 0, steps = (size_t)test_scale(20000);
+  for (size_t step = 0; step < steps; step++) {
+    size_t i = (size_t)(test_random(&rng) % LIVE);
+    uint64_t r = test_random(&rng);
+    if (!first_class && r % 256 == 0 && threads < 64) {
+      pthread_t thread;
+      CHECK(pthread_create(&thread, NULL, orphan_worker, orphans[threads++]) == 0);
+      pthread_join(thread, NULL);
+      continue;
+    }
+    if (live[i] && r % 4 == 0) { /* grown in place when the slices after it are free */
+      size_t size = (1 + (size_t)(test_random(&rng) % max_slices)) << SLICE_SHIFT;
+      void *q = first_class ? nsalloc_heap_realloc(first_class, live[i], size)
+                            : nsalloc_realloc(live[i], size);
+      CHECK(q != NULL);
+      live[i] = q;
+      continue;
+    }
+    if (live[i]) { /* the owner's free: nsalloc_free would defer it as a remote one */
+      if (first_class)
+        nsalloc_heap_free(first_class, live[i]);
+      else
+        nsalloc_free(live[i]);
+      live[i] = NULL;
+      continue;
+    }
+    size_t count = 1 + (size_t)(r % max_slices);
+    size_t align = (size_t)1 << (test_random(&rng) % 6); /* slices: 1 .. 32 */
+    while (align > max_slices)
+      align >>= 1;
+    size_t alignment = align == 1 ? 16 : align << SLICE_SHIFT;
+    room before = heap_room(heap, count, align);
+    static segment_t *old[4096];
+    size_t olds = 0;
+    for (segment_t *seg = heap->segments; seg && olds < 4096; seg = seg->heap_next)
+      old[olds++] = seg;
+    CHECK(olds < 4096);
+    live[i] = first_class ? nsalloc_heap_aligned_alloc(first_class, alignment, count << SLICE_SHIFT)
+                          : nsalloc_aligned_alloc(alignment, count << SLICE_SHIFT);
+    CHECK(live[i] != NULL);
+    CHECK(((uintptr_t)live[i] & (alignment - 1)) == 0);
+    segment_t *seg = segment_of(live[i]);
+    bool known = false;
+    for (size_t k = 0; k < olds && !known; k++)
+      known = old[k] == seg;
+    if (known) continue;
+    news++;
+    if ((align == 1 && before.fits) || before.fits_any)
+      VIOLATION("step %zu: %zu slices at %zu: new segment though one %s\n", step, count, align,
+                before.fits_any ? "had a run of count + align - 1" : "held it");
+  }
+  CHECK(news > 0);
+  check_all("no needless segment");
+  if (first_class) return; /* nsalloc_heap_destroy releases its blocks */
+  for (size_t i = 0; i < LIVE; i++)
+    nsalloc_free(live[i]);
+  for (size_t t = 0; t < threads; t++)
+    for (size_t k = 0; k < ORPHANS; k++)
+      nsalloc_free(orphans[t][k]);
+  check_all("no needless segment: freed");
+}
+
+static void test_no_needless_segment(void) {
+  nsalloc_heap_t *heap = nsalloc_heap_new();
+  CHECK(heap != NULL);
+  needless_run(heap, 0x5eed);
+  nsalloc_heap_destroy(heap);
+  needless_run(NULL, 0xad0b7);
+  CHECK_EQ(violations, 0);
+}
+
 static void forked_work(void *arg) {
   (void)arg;
   run_steps(31, 600, "fork child");
@@ -410,9 +543,8 @@ static void test_fork_child(void) {
 
 int main(int argc, char **argv) {
   static const test_case tests[] = {
-      TEST(test_random_work), TEST(test_random_work_purge_now),
-      TEST(test_holes),       TEST(test_search_refiles_stale),
-      TEST(test_fork_child),
+      TEST(test_random_work),          TEST(test_random_work_purge_now), TEST(test_holes),
+      TEST(test_search_refiles_stale), TEST(test_no_needless_segment),   TEST(test_fork_child),
   };
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }
