@@ -35,9 +35,10 @@ static inline page_t *live_block_page(const void *p) {
   return page;
 }
 
-/* The owner's free left `page` without allocated blocks, and the page is not
- * the only one of its bin (free_local): retire it unless it is in use again.
- * Out of line: it keeps the fast path's registers. */
+/* The owner's free left `page` without allocated blocks, and the page is
+ * not kept on its queue as it is (free_local, page->empty_slow): retire it
+ * unless it is in use again. Out of line: it keeps the fast path's
+ * registers. */
 static noinline void free_local_emptied(page_t *page) {
   page_retire_if_unused(relaxed_load(&segment_of(page)->heap), page);
   purger_poll();
@@ -55,13 +56,11 @@ static inline void free_local(page_t *page, block_t *block, bool queued) {
   page->local_free = block;
   uint32_t used = page_used(page) - 1;
   page_used_set(page, used);
-  /* The only page of its bin stays (page.c): a queued page without
-   * neighbours is that page, which the links tell without loading the heap.
-   * A malloc/free pair in a loop empties it on every free, so the fields are
-   * or-ed into one test rather than tested in turn. */
+  /* The only page of its bin, carved little, stays as it is (page.c): one
+   * byte kept by the queue and the carving tells, without loading the heap.
+   * A malloc/free pair in a loop empties it on every free. */
   uintptr_t off_queue = queued ? 0 : page->in_full;
-  if (unlikely(used == 0) && ((uintptr_t)page->prev | (uintptr_t)page->next | off_queue) != 0)
-    free_local_emptied(page);
+  if (unlikely(used == 0) && (page->empty_slow | off_queue) != 0) free_local_emptied(page);
 }
 
 /* Push onto the page's thread_free list. A page that is parked (TF_FULL:

@@ -130,6 +130,7 @@ static bool heap_adopt_segment(heap_t *heap, segment_t *seg) {
   for (page_t *page; (page = segment_next_page(seg, &index)) != NULL;) {
     relaxed_store(&page->owner, heap->owner);
     page->in_full = 1; /* its old queue is gone */
+    page->empty_slow &= (uint8_t)~EMPTY_LINKED;
     page_collect(page);
     if (page_settle(heap, page, true)) return false;
   }
@@ -153,9 +154,11 @@ static void heap_sweep_full_pages(heap_t *heap, bool force) {
   }
 }
 
-/* Collect every queued page; free the empty ones (force: the kept ones too). */
+/* Collect every queued page; free the empty ones (force: the kept ones too,
+ * and forget the spares). */
 static void heap_collect_pages(heap_t *heap, bool force) {
   heap_sweep_full_pages(heap, force);
+  if (force) page_spares_forget(heap, NULL);
   for (size_t bin = 0; bin < BIN_COUNT; bin++) {
     for (page_t *page = heap->bins[bin].first, *next; page; page = next) {
       next = page->next;
@@ -239,6 +242,8 @@ static page_t *heap_find_page(heap_t *heap, size_t bin) {
     page_settle(heap, page, true);
     if (!page->in_full) return page; /* a remote free slipped in: it is queued again */
   }
+  page_t *spare = page_spare_take(heap, bin);
+  if (spare) return spare;
   size_t block_size = bin_block_size(bin);
   page_t *page = segment_page_alloc(heap, block_size <= SMALL_PAGE_MAX ? 1 : MEDIUM_SLICES, 1);
   if (!page) return NULL;
@@ -333,6 +338,7 @@ void nsalloc_heap_delete(nsalloc_heap_t *heap) {
   heap_checked(heap, OP_HEAP_DELETE);
   heap_t *target = heap_default();
   if (!target) diagnose(OP_HEAP_DELETE, heap, "no default heap to migrate blocks to", true);
+  page_spares_forget(heap, NULL);
   for (segment_t *seg = heap->segments, *next; seg; seg = next) {
     next = seg->heap_next;
     heap_adopt_segment(target, seg);

@@ -94,6 +94,9 @@
 #define LARGE_MAX      (SEGMENT_SIZE / 2)    /* largest object in a shared segment */
 #define BIN_COUNT      80                    /* bins 0..79 cover 16 B .. 64 KiB */
 #define OS_PAGE        4096
+/* The most an emptied only page of a bin keeps carved on its queue (page.c):
+ * once a program goes idle each bin holds at most this much resident. */
+#define PAGE_KEEP_CARVED (32 * 1024)
 
 /* The ownership map covers the user address space in SEGMENT_SIZE units:
  * one byte per unit, so 32 MiB of (untouched until used) zero pages on x86-64
@@ -163,12 +166,23 @@ struct page_s {
                                  * claimed: a large or huge block needs no zeroing */
   uint8_t bin;
   uint8_t slice_index;
+  uint8_t empty_slow; /* EMPTY_*: why the owner's free that empties the page must
+                       * leave the fast path (free_local); 0: the page stays as it is */
   /* Read by the statistics walk from other threads, hence atomic (relaxed). */
   _Atomic(uint8_t) kind; /* enum page_kind; 0 while the slices are free */
   _Atomic(uint8_t) slice_count;
   _Atomic(size_t) block_size;
   _Atomic(uintptr_t) thread_free; /* blocks freed by other threads (TF_* packing) */
   page_t *next, *prev;            /* bin queue links */
+};
+
+/* page->empty_slow. A queued page that empties stays on its queue, blocks
+ * and all, only when it is the only page of its bin and carved no further
+ * than PAGE_KEEP_CARVED (page_retire_if_unused): a malloc/free pair in a
+ * loop then never leaves the fast path. */
+enum {
+  EMPTY_LINKED = 1, /* it has neighbours on its queue: it goes back to its segment */
+  EMPTY_CARVED = 2  /* it was carved past PAGE_KEEP_CARVED: it becomes its bin's spare */
 };
 
 enum segment_kind { SEGMENT_NORMAL = 1, SEGMENT_HUGE };
@@ -200,16 +214,25 @@ struct segment_s {
   uint64_t decommitted;             /* bit i: slice i is not resident (fresh or purged) and
                                      * reads as zero where PRIM_PURGE_ZEROES */
   uint64_t purge_at_ms;             /* when free resident slices are purged; 0: nothing due */
+  uint64_t spare_slices;            /* bit i: free slice i may hold a spare's blocks (spare_of):
+                                     * claims take such slices last (owner only) */
   size_t size;                      /* bytes mapped */
   size_t huge_extent;               /* huge: no byte at or past this offset is resident */
   _Atomic(int) full_page_freed;     /* a remote free hit a page that is off its queue */
   _Atomic(uint8_t) slices_lock;     /* held to change or purge the free slices of a segment
                                      * on a heap (segment_lock: the owner against the purger) */
   uint8_t kind;                     /* enum segment_kind */
+  /* 1 + the head slice of the spare page (page.c) whose blocks free slice i
+   * still holds, intact while the entry stays; 0: none. A claim zeroes its
+   * slices' entries. Ids, not bits: a bit left by a spare that a claim cut
+   * short could complete another spare's mask over the claimed blocks.
+   * Owner only. */
+  uint8_t spare_of[SLICE_COUNT];
 };
 
 typedef struct page_queue_s {
   page_t *first, *last;
+  page_t *spare; /* an emptied page whose slices are free but whose blocks may be taken back */
 } page_queue_t;
 
 struct nsalloc_heap_s {
@@ -484,6 +507,9 @@ static void page_notify_owner(page_t *page);
 static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align);
 static bool segment_large_grow(page_t *page, size_t count);
 static bool segment_page_free(heap_t *heap, page_t *page);
+static bool segment_page_spare(heap_t *heap, page_t *page);
+static bool segment_spare_take(heap_t *heap, page_t *page);
+static void segment_spare_forget(page_t *page);
 static page_t *segment_next_page(segment_t *seg, size_t *index);
 static void segment_drop(segment_t *seg);
 static bool segment_has_live_blocks(segment_t *seg);

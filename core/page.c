@@ -28,6 +28,7 @@ static void page_init(page_t *page, size_t block_size, size_t bin, uintptr_t own
   relaxed_store(&page->carved_limit, 0);
   page->bin = (uint8_t)bin;
   page->in_full = 0;
+  page->empty_slow = 0;
   page->next = page->prev = NULL;
   relaxed_store(&page->thread_free, 0);
   page_used_set(page, 0);
@@ -37,7 +38,9 @@ static void page_init(page_t *page, size_t block_size, size_t bin, uintptr_t own
 }
 
 /* Carve the next blocks (about one OS page worth, at least one) into `free`.
- * Carving lazily keeps untouched parts of a page out of the resident set.
+ * Carving lazily keeps untouched parts of a page out of the resident set,
+ * and a page carved past its first extension and past PAGE_KEEP_CARVED is
+ * not kept on its queue once empty (EMPTY_CARVED, page_retire_if_unused).
  * Carved blocks are tagged free (a free() of one is caught like a double
  * free), and carved_limit grows to cover them only once they are: until then
  * free() and usable_size() see them as unallocated. Returns false when the
@@ -59,6 +62,8 @@ static bool page_extend(page_t *page) {
   block->tag = (uintptr_t)page;
   page->free = (block_t *)first;
   page->capacity += (uint32_t)count;
+  if (page->capacity > count && (size_t)page->capacity * size > PAGE_KEEP_CARVED)
+    page->empty_slow |= EMPTY_CARVED;
   uint64_t stride = (uint64_t)size * page->div_magic;                    /* E of block_position() */
   relaxed_store(&page->carved_limit, (size_t)(page->capacity * stride)); /* <= the span */
   return true;
@@ -138,14 +143,20 @@ static void heap_update_direct(heap_t *heap, size_t bin) {
     heap->direct[i] = first ? first : &unused_page;
 }
 
+/* EMPTY_LINKED is kept in step with the links, so that the free fast path
+ * tests one byte, not both links: a page off its queue has it clear, and a
+ * queued page has it while the queue holds another page too. */
 static void page_queue_push_front(heap_t *heap, page_t *page) {
   page_queue_t *queue = &heap->bins[page->bin];
   page->prev = NULL;
   page->next = queue->first;
-  if (queue->first)
+  if (queue->first) {
     queue->first->prev = page;
-  else
+    queue->first->empty_slow |= EMPTY_LINKED;
+    page->empty_slow |= EMPTY_LINKED;
+  } else {
     queue->last = page;
+  }
   queue->first = page;
   heap_update_direct(heap, page->bin);
 }
@@ -156,26 +167,35 @@ static void page_queue_push_back(heap_t *heap, page_t *page) {
   page_queue_t *queue = &heap->bins[page->bin];
   page->next = NULL;
   page->prev = queue->last;
-  if (queue->last)
+  if (queue->last) {
     queue->last->next = page;
-  else
+    queue->last->empty_slow |= EMPTY_LINKED;
+    page->empty_slow |= EMPTY_LINKED;
+  } else {
     queue->first = page;
+  }
   queue->last = page;
   if (queue->first == page) heap_update_direct(heap, page->bin);
 }
 
 static void page_queue_remove(heap_t *heap, page_t *page) {
   page_queue_t *queue = &heap->bins[page->bin];
+  page_t *prev = page->prev, *next = page->next;
   bool was_first = queue->first == page;
-  if (page->prev)
-    page->prev->next = page->next;
-  else
-    queue->first = page->next;
-  if (page->next)
-    page->next->prev = page->prev;
-  else
-    queue->last = page->prev;
+  if (prev) {
+    prev->next = next;
+    if (!next && !prev->prev) prev->empty_slow &= (uint8_t)~EMPTY_LINKED; /* alone now */
+  } else {
+    queue->first = next;
+  }
+  if (next) {
+    next->prev = prev;
+    if (!prev && !next->next) next->empty_slow &= (uint8_t)~EMPTY_LINKED;
+  } else {
+    queue->last = prev;
+  }
   page->next = page->prev = NULL;
+  page->empty_slow &= (uint8_t)~EMPTY_LINKED;
   if (was_first) heap_update_direct(heap, page->bin);
 }
 
@@ -217,16 +237,68 @@ static bool page_settle(heap_t *heap, page_t *page, bool requeue) {
   }
 }
 
+/* The spare of `bin`, or NULL. A claim of its slices ends a spare without
+ * clearing the pointer to its descriptor (segment_take_slices), which may
+ * then describe a page claimed at the same slice, live or the spare of
+ * another bin: a descriptor of another bin is no spare of this one, and one
+ * of this bin is only while its slices' spare_of ids stay
+ * (segment_spare_take). */
+static page_t *page_spare_of(const heap_t *heap, size_t bin) {
+  page_t *spare = heap->bins[bin].spare;
+  return spare && spare->bin == bin ? spare : NULL;
+}
+
+/* Forget the spare of `bin`, if any: its slices stay free. */
+static void page_spare_forget(heap_t *heap, size_t bin) {
+  page_t *spare = page_spare_of(heap, bin);
+  heap->bins[bin].spare = NULL;
+  if (spare) segment_spare_forget(spare);
+}
+
+/* Forget every spare of `heap` whose slices are in `seg` (every spare: NULL),
+ * before the segment leaves the heap (segment_unlink_heap) or the heap
+ * gives its pages back (collect(true), thread exit, heap_delete). */
+static void page_spares_forget(heap_t *heap, const segment_t *seg) {
+  for (size_t bin = 0; bin < BIN_COUNT; bin++) {
+    page_t *spare = heap->bins[bin].spare;
+    if (spare && (!seg || segment_of(spare) == seg)) page_spare_forget(heap, bin);
+  }
+}
+
+/* The bin's spare back on its queue with its free blocks, if its slices are
+ * still free, unclaimed and resident (segment_spare_take), else NULL. Called
+ * when the queue has no page that can allocate, before a new page is made. */
+static page_t *page_spare_take(heap_t *heap, size_t bin) {
+  page_t *page = page_spare_of(heap, bin);
+  heap->bins[bin].spare = NULL; /* even stale: the page made next may reuse its descriptor */
+  if (!page || !segment_spare_take(heap, page)) return NULL;
+  page_collect(page);
+  page_queue_push_front(heap, page);
+  return page;
+}
+
 /* A page whose last block was just freed goes back to its segment, except the
- * only page of a bin: it is kept so that a malloc/free pair in a loop does not
- * create and destroy a page every time. nsalloc_collect(true) and thread exit
- * release kept pages. Owner only. */
+ * only page of a bin: kept on its queue while it is carved little (empty_slow
+ * 0), so that a malloc/free pair in a loop does not create and destroy a page
+ * every time; else its slices go back but its blocks stay, as the bin's
+ * spare (replacing an older one), which the bin's next page takes back
+ * unless its slices were claimed or purged since. So an idle program keeps
+ * at most PAGE_KEEP_CARVED resident per bin, and a bin filled and drained
+ * in turn is neither carved nor faulted in again on every round.
+ * nsalloc_collect(true) and thread exit release kept pages and forget
+ * spares. Owner only. */
 static void page_retire_if_unused(heap_t *heap, page_t *page) {
   if (page_used(page) != 0) return;
   if (!page->in_full) {
-    page_queue_t *queue = &heap->bins[page->bin];
-    if (queue->first == page && queue->last == page) return;
+    if (!page->empty_slow) return;
+    bool alone = !(page->empty_slow & EMPTY_LINKED);
     page_queue_remove(heap, page);
+    if (alone) {
+      page_spare_forget(heap, page->bin);
+      heap->bins[page->bin].spare = page;
+      segment_page_spare(heap, page);
+      return;
+    }
   }
   segment_page_free(heap, page);
 }

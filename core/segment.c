@@ -543,6 +543,7 @@ static void segment_link_heap(heap_t *heap, segment_t *seg) {
 }
 
 static void segment_unlink_heap(heap_t *heap, segment_t *seg) {
+  page_spares_forget(heap, seg); /* a spare ended by a claim is still pointed at */
   segment_span_remove(heap, seg);
   if (seg->heap_prev)
     seg->heap_prev->heap_next = seg->heap_next;
@@ -565,8 +566,11 @@ static bool segment_take_slices(segment_t *seg, page_t *page, size_t index, size
     seg->decommitted &= ~mask;
   }
   segment_unlock(seg);
-  for (size_t i = index; i < index + count; i++)
+  for (size_t i = index; i < index + count; i++) {
     seg->page_of[i] = page;
+    seg->spare_of[i] = 0; /* a spare page's blocks here are overwritten */
+  }
+  seg->spare_slices &= ~mask;
   stats_page_bytes((ptrdiff_t)(count << SLICE_SHIFT));
   return untouched;
 }
@@ -599,28 +603,24 @@ static bool segment_large_grow(page_t *page, size_t count) {
   return true;
 }
 
-/* A page of `count` slices starting at a multiple of `align` slices, from the
- * heap's segments, else an abandoned segment (default heaps only), else a new
- * segment. The page still needs page_init(). Among the heap's segments, the
- * first that holds it from the shortest span list long enough: a segment
- * tried there in vain (its bound was stale) is refiled under its true run,
- * below `count`, so at alignment 1 each stale segment costs one visit, and
- * segments whose runs are all shorter are never visited (a heap of
- * thousands of segments each holding three 1.2 MiB blocks once walked them
- * all for every such block: quadratic). Short holes are filled before long
- * runs are split (best fit by longest run, whatever else the segment
+/* A page of `count` slices at a multiple of `align` slices from the heap's
+ * segments, the first that holds it from the shortest span list long
+ * enough, on slices that hold no spare's blocks unless `spares` (page.c:
+ * a bin drained and filled again in turn then finds its spare intact).
+ * A segment tried there in vain (its bound was stale) is refiled under its
+ * true run, below `count`, so at alignment 1 each stale segment costs one
+ * visit, and segments whose runs are all shorter are never visited (a heap
+ * of thousands of segments each holding three 1.2 MiB blocks once walked
+ * them all for every such block: quadratic). Short holes are filled before
+ * long runs are split (best fit by longest run, whatever else the segment
  * holds, approximate while bounds are stale). An aligned request may find
  * a run long enough that holds no aligned start: a run of count + align - 1
  * always holds one, but a shorter one may not, so below that length it
  * tries at most ALIGNED_MISFITS such segments (a request that fits at only
  * one place per segment, taken in every segment already, once walked them
  * all: quadratic over a run of such requests), then only the lists where
- * any segment fits.
- * A first-class heap never adopts an abandoned segment: the segment may hold
- * live blocks of the thread that exited, and nsalloc_heap_destroy() releases
- * a heap's segments wholesale, so a destroyable heap must only ever hold
- * blocks it allocated itself. */
-static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
+ * any segment fits. */
+static page_t *segment_heap_search(heap_t *heap, size_t count, size_t align, bool spares) {
   size_t fits_any = count + align - 1, misfits = 0;
   uint64_t runs = heap->span_mask >> count << count;
   while (runs) {
@@ -628,10 +628,12 @@ static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
     runs &= runs - 1;
     for (segment_t *seg = heap->spans[list], *next; seg; seg = next) {
       next = seg->span_next;
-      size_t index = find_free_run(seg->free_slices, count, align);
+      uint64_t usable = spares ? seg->free_slices : seg->free_slices & ~seg->spare_slices;
+      size_t index = find_free_run(usable, count, align);
       if (index) return segment_claim(seg, index, count);
-      /* Its bound was stale, or its runs hold no aligned start: file it
-       * under its true run, on a list this search has passed or is walking. */
+      /* Its bound was stale, or its runs hold no aligned start (or only
+       * spares): file it under its true run, on a list this search has
+       * passed or is walking. */
       size_t run = longest_run(seg->free_slices);
       segment_span_refile(heap, seg, run);
       if (run >= count && list < fits_any && ++misfits == ALIGNED_MISFITS) {
@@ -640,6 +642,21 @@ static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
       }
     }
   }
+  return NULL;
+}
+
+/* A page of `count` slices starting at a multiple of `align` slices: from
+ * the heap's segments (segment_heap_search: first where no spare is lost,
+ * then where one is), else an abandoned segment (default heaps only), else
+ * a new segment. The page still needs page_init().
+ * A first-class heap never adopts an abandoned segment: the segment may hold
+ * live blocks of the thread that exited, and nsalloc_heap_destroy() releases
+ * a heap's segments wholesale, so a destroyable heap must only ever hold
+ * blocks it allocated itself. */
+static page_t *segment_page_alloc(heap_t *heap, size_t count, size_t align) {
+  page_t *page = segment_heap_search(heap, count, align, false);
+  if (!page) page = segment_heap_search(heap, count, align, true);
+  if (page) return page;
   while (!heap_is_first_class(heap)) {
     segment_t *seg = segment_reclaim();
     if (!seg) break;
@@ -691,6 +708,63 @@ static bool segment_page_free(heap_t *heap, page_t *page) {
   }
   purger_note(due);
   return false;
+}
+
+/* Free a page's slices but keep its blocks, as its bin's spare (page.c):
+ * to every other path the slices are free, so a claim may take them and the
+ * purge decommit them, either of which ends the spare. */
+static bool segment_page_spare(heap_t *heap, page_t *page) {
+  segment_t *seg = segment_of(page);
+  size_t head = page->slice_index, count = relaxed_load(&page->slice_count);
+  for (size_t i = head; i < head + count; i++)
+    seg->spare_of[i] = (uint8_t)(head + 1);
+  seg->spare_slices |= slice_mask(head, count);
+  return segment_page_free(heap, page);
+}
+
+/* Whether every slice of spare `page` still holds its blocks; with `end`,
+ * no slice does afterwards (what another spare holds stays). */
+static bool segment_spare_check(page_t *page, bool end) {
+  segment_t *seg = segment_of(page);
+  size_t head = page->slice_index, count = relaxed_load(&page->slice_count);
+  bool intact = true;
+  for (size_t i = head; i < head + count; i++) {
+    if (seg->spare_of[i] != head + 1) {
+      intact = false;
+    } else if (end) {
+      seg->spare_of[i] = 0;
+      seg->spare_slices &= ~((uint64_t)1 << i);
+    }
+  }
+  return intact;
+}
+
+/* The spare `page` is forgotten: its slices stay free, its blocks garbage. */
+static void segment_spare_forget(page_t *page) {
+  segment_spare_check(page, true);
+}
+
+/* Give a spare page its slices back, blocks and free lists as they were,
+ * when nothing ended the spare: no claim took any of its slices since
+ * (spare_of), so they are free and unwritten, and no purge decommitted them
+ * (checked under the slices lock, which the purge holds). Spanning fewer
+ * free slices never makes the segment's span bound stale. Owner only. */
+static bool segment_spare_take(heap_t *heap, page_t *page) {
+  segment_t *seg = segment_of(page);
+  size_t count = relaxed_load(&page->slice_count);
+  uint64_t mask = slice_mask(page->slice_index, count);
+  if (!segment_spare_check(page, true)) return false;
+  segment_lock(seg);
+  bool resident = !(seg->decommitted & mask);
+  if (resident) seg->free_slices &= ~mask;
+  segment_unlock(seg);
+  if (!resident) return false;
+  for (size_t i = page->slice_index; i < page->slice_index + count; i++)
+    seg->page_of[i] = page;
+  stats_page_bytes((ptrdiff_t)(count << SLICE_SHIFT));
+  relaxed_store(&page->owner, heap->owner);
+  relaxed_store(&page->kind, PAGE_BINNED);
+  return true;
 }
 
 /* The head page at or after *index (advanced past it), or NULL. */
