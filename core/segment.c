@@ -200,11 +200,14 @@ static void segment_purge(segment_t *seg, bool force, uint64_t now) {
    * again and nothing is dirty now. A deadline left in the past would be
    * found due on every pass: the purger would spin. */
   seg->purge_at_ms = 0;
-  uint64_t dirty = seg->free_slices & ~seg->decommitted;
+  uint64_t dirty = seg->free_slices & ~seg->decommitted, purged = 0;
   if (!dirty) return;
   if (seg->kind == SEGMENT_HUGE) {
-    if (!os_purge(slice_address(seg, 1), seg->huge_extent - SLICE_SIZE)) return;
+    if (os_purge(slice_address(seg, 1), seg->huge_extent - SLICE_SIZE)) purged = dirty;
   } else {
+    /* Each run is noted once it is purged, before the next may fail: a run
+     * purged but not noted would read as resident and intact, and a spare
+     * there would be taken back with zeroed free lists (page.c). */
     for (size_t i = 1; i < SLICE_COUNT;) {
       if (!(dirty >> i & 1)) {
         i++;
@@ -213,12 +216,13 @@ static void segment_purge(segment_t *seg, bool force, uint64_t now) {
       size_t run = 1;
       while (i + run < SLICE_COUNT && (dirty >> (i + run) & 1))
         run++;
-      if (!os_purge(slice_address(seg, i), run << SLICE_SHIFT)) return;
+      if (!os_purge(slice_address(seg, i), run << SLICE_SHIFT)) break;
+      purged |= slice_mask(i, run);
       i += run;
     }
   }
-  seg->decommitted |= dirty;
-  stats_committed(-(ptrdiff_t)slices_bytes(seg, dirty));
+  seg->decommitted |= purged;
+  stats_committed(-(ptrdiff_t)slices_bytes(seg, purged));
 }
 
 /* Note that free slices of `seg` became resident garbage: purge them now, or
@@ -533,6 +537,10 @@ static void segment_link_heap(heap_t *heap, segment_t *seg) {
    * the segment on a heap writes the deadline after this read (an adopted
    * segment's, read unordered with that write, raced it). */
   uint64_t due = seg->purge_at_ms;
+  /* No spare of the new heap is here yet: ids a former owner left (spares
+   * whose pointers went stale) would only steer claims away. */
+  memset(seg->spare_of, 0, sizeof seg->spare_of);
+  seg->spare_slices = 0;
   atomic_store_explicit(&seg->heap, heap, memory_order_release);
   seg->heap_prev = NULL;
   seg->heap_next = heap->segments;

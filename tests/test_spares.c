@@ -18,6 +18,9 @@
  *    completed the first spare's mask and it was taken back over the
  *    second's blocks (the Python binding's thread churn crashed one run in
  *    ten);
+ *  - test_purge_failure_ends_spare: a purge that fails part way notes the
+ *    runs it purged before, or a purged spare reads as resident (a review
+ *    found it; it lost the spare's blocks and their double-free tags);
  *  - test_random_spares runs random fill/drain work over many bins, first-
  *    class heaps and purges, with the invariant and every live block's
  *    pattern checked.
@@ -35,6 +38,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static int violations;
 
@@ -218,6 +222,39 @@ static void test_claims_keep_spares(void) {
   quiet_heap_end(heap, delay);
 }
 
+/* A purge that fails part way (madvise refuses a locked page: a run the
+ * program mlock()ed and freed) still notes the runs it purged before: a
+ * spare purged but not noted would be taken back with zeroed free lists. */
+static void test_purge_failure_ends_spare(void) {
+  long delay;
+  nsalloc_heap_t *heap = quiet_heap_new(&delay);
+  if (!heap) return;
+  void *a[PER_PAGE];
+  allocate(heap, SIZE_A, a, 1);
+  page_t *page_a = page_holding(a[0]);
+  void *small = nsalloc_heap_malloc(heap, 100); /* a slice in use after A's */
+  void *locked = nsalloc_heap_malloc(heap, MEDIUM_MAX + 1);
+  segment_t *seg = segment_of(page_a);
+  CHECK(segment_of(small) == seg && segment_of(locked) == seg);
+  CHECK(page_holding(small)->slice_index > page_a->slice_index);
+  CHECK(page_holding(locked)->slice_index > page_holding(small)->slice_index);
+  CHECK_EQ(mlock(locked, OS_PAGE), 0);
+  release(heap, a);
+  CHECK(segment_spare_check(page_a, false));
+  /* Purge at once: A's run goes, the locked run fails after it. */
+  CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 0), 0);
+  nsalloc_heap_free(heap, locked);
+  CHECK((seg->decommitted & page_slices(page_a)) == page_slices(page_a));
+  check_all("purge failed part way");
+  void *fresh = nsalloc_heap_malloc(heap, SIZE_A);
+  CHECK(fresh != NULL);
+  if (fresh) CHECK_EQ(page_holding(fresh)->capacity, 1); /* carved anew, not the purged spare */
+  nsalloc_heap_free(heap, fresh);
+  nsalloc_heap_free(heap, small);
+  CHECK_EQ(munlock(locked, OS_PAGE), 0); /* still mapped: the heap keeps its segment */
+  quiet_heap_end(heap, delay);
+}
+
 /* A bin filled and drained in turn: after the first round every round gets
  * the same blocks back from the spare, with nothing carved and no page
  * faulted in; a forced collect forgets the spare, and the next round starts
@@ -326,6 +363,7 @@ int main(int argc, char **argv) {
   static const test_case tests[] = {
       {"overlapping_spares", test_overlapping_spares},
       {"claims_keep_spares", test_claims_keep_spares},
+      {"purge_failure_ends_spare", test_purge_failure_ends_spare},
       {"refill_takes_spare_back", test_refill_takes_spare_back},
       {"random_spares", test_random_spares},
   };
