@@ -22,6 +22,14 @@ musl-static) opts="-DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/toolchain-musl.cmake -DCMAK
   exit 2
   ;;
 esac
+# i386 runs natively (cmake/toolchain-i686-linux-gnu.cmake), which needs a
+# kernel built with 32-bit x86 support: some are not (the loader then cannot
+# even start). armhf, the next step, still covers 32-bit there, under qemu.
+if [ "$target" = i386 ] && ! /usr/i686-linux-gnu/lib/ld-linux.so.2 --help > /dev/null 2>&1; then
+  echo "cross-test: i386 NOT RUN: this kernel cannot execute 32-bit x86 programs" \
+    "(/usr/i686-linux-gnu/lib/ld-linux.so.2 --help fails); 32-bit is covered by armhf" >&2
+  exit 0
+fi
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -DNSALLOC_CROSS_SUBSET=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo $opts
 cmake --build "$build" -j "${JOBS:-2}"
