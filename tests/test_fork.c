@@ -187,7 +187,7 @@ static void test_fork_during_a_thread_exit(void) {
     pthread_t thread;
     CHECK_EQ(pthread_create(&thread, NULL, exit_with_segments, NULL), 0);
     while (!atomic_load(&exiting))
-      ;
+      test_spin_pause();
     usleep((useconds_t)(test_random(&rng) % 2000));
     char output[256];
     int status = test_in_child(unload_after_the_exit, NULL, output, sizeof output);

@@ -386,15 +386,13 @@ static void test_idle_after_exit_racing_remote_free(void) {
   CHECK_EQ(nsalloc_option_set(NSALLOC_OPTION_PURGE_DELAY_MS, 0), 0);
   void *keep = nsalloc_malloc(64); /* the main thread's heap, at one small page */
   int kept = 0;
-  /* Scaled down under valgrind, which runs one thread at a time: the wait
-   * for the exit below spins through its time slices (2 minutes for 60). */
   int rounds = (int)test_scale(EXIT_RACE_ROUNDS);
   for (int round = 0; round < rounds && !kept; round++) {
     atomic_store(&exit_race_leaving, 0);
     pthread_t thread;
     CHECK_EQ(pthread_create(&thread, NULL, allocate_then_leave, NULL), 0);
     while (!atomic_load(&exit_race_leaving))
-      continue;
+      test_spin_pause();
     for (volatile long spin = 0; spin < (round % 6) * 20000; spin++)
       continue;
     nsalloc_free(exit_race_block);

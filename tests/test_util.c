@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <windows.h>
 #else
+#include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -165,6 +166,15 @@ bool test_under_valgrind(void) {
 
 bool test_threads_serialised(void) {
   return test_under_valgrind();
+}
+
+void test_spin_pause(void) {
+  if (!test_threads_serialised()) return;
+#if defined(_WIN32)
+  SwitchToThread();
+#else
+  sched_yield();
+#endif
 }
 
 static size_t slowdown(void) {

@@ -92,6 +92,10 @@ void test_sleep_ms(long ms);
 bool test_under_valgrind(void);
 /* Under valgrind, which runs one thread at a time: races need real overlap. */
 bool test_threads_serialised(void);
+/* The body of a loop that spins on another thread: gives up the processor
+ * when threads are serialised, where a spinning thread would otherwise run
+ * its whole time slice for nothing and starve the one it waits for. */
+void test_spin_pause(void);
 
 #define TEST(fn)                                                                                   \
   { #fn, fn }
