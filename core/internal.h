@@ -214,6 +214,10 @@ struct segment_s {
   uint64_t decommitted;             /* bit i: slice i is not resident (fresh or purged) and
                                      * reads as zero where PRIM_PURGE_ZEROES */
   uint64_t purge_at_ms;             /* when free resident slices are purged; 0: nothing due */
+  uint64_t zapped;                  /* bit i: free slice i may have lost part of its contents to
+                                     * a purge that failed part way (neither resident as left nor
+                                     * decommitted): no spare there is taken back; a claim clears
+                                     * it */
   uint64_t spare_slices;            /* bit i: free slice i may hold a spare's blocks (spare_of):
                                      * claims take such slices last (owner only) */
   size_t size;                      /* bytes mapped */

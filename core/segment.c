@@ -216,7 +216,12 @@ static void segment_purge(segment_t *seg, bool force, uint64_t now) {
       size_t run = 1;
       while (i + run < SLICE_COUNT && (dirty >> (i + run) & 1))
         run++;
-      if (!os_purge(slice_address(seg, i), run << SLICE_SHIFT)) break;
+      if (!os_purge(slice_address(seg, i), run << SLICE_SHIFT)) {
+        /* Linux zaps the run up to the page it refuses (one the program
+         * mlock()ed) before it fails: what was there may be zero now. */
+        seg->zapped |= slice_mask(i, run);
+        break;
+      }
       purged |= slice_mask(i, run);
       i += run;
     }
@@ -531,12 +536,13 @@ static void segment_span_refile(heap_t *heap, segment_t *seg, size_t run) {
 }
 
 static void segment_link_heap(heap_t *heap, segment_t *seg) {
-  /* Read before the segment is on a heap, where the purger may write it
-   * (or under the slices lock: segment_take_slices, segment_page_free). The
-   * release pairs with segment_copy_purge's acquire: a purger that finds
-   * the segment on a heap writes the deadline after this read (an adopted
-   * segment's, read unordered with that write, raced it). */
+  /* Under the slices lock, which every purge of the segment holds: one
+   * taken from a deleted heap (heap_delete) may be being purged right now
+   * (a red-team program's TSan run caught this read racing segment_purge's
+   * write; an abandoned segment's was ordered by the release below alone). */
+  segment_lock(seg);
   uint64_t due = seg->purge_at_ms;
+  segment_unlock(seg);
   /* No spare of the new heap is here yet: ids a former owner left (spares
    * whose pointers went stale) would only steer claims away. */
   memset(seg->spare_of, 0, sizeof seg->spare_of);
@@ -569,6 +575,7 @@ static bool segment_take_slices(segment_t *seg, page_t *page, size_t index, size
   uint64_t fresh = seg->decommitted & mask; /* none when reused within the purge delay */
   bool untouched = PRIM_PURGE_ZEROES && fresh == mask;
   seg->free_slices &= ~mask;
+  seg->zapped &= ~mask;
   if (fresh) {
     stats_committed((ptrdiff_t)slices_bytes(seg, fresh));
     seg->decommitted &= ~mask;
@@ -754,8 +761,8 @@ static void segment_spare_forget(page_t *page) {
 
 /* Give a spare page its slices back, blocks and free lists as they were,
  * when nothing ended the spare: no claim took any of its slices since
- * (spare_of), so they are free and unwritten, and no purge decommitted them
- * (checked under the slices lock, which the purge holds). Spanning fewer
+ * (spare_of), so they are free and unwritten, and no purge decommitted or
+ * zapped them (checked under the slices lock, which the purge holds). Spanning fewer
  * free slices never makes the segment's span bound stale. Owner only. */
 static bool segment_spare_take(heap_t *heap, page_t *page) {
   segment_t *seg = segment_of(page);
@@ -763,7 +770,7 @@ static bool segment_spare_take(heap_t *heap, page_t *page) {
   uint64_t mask = slice_mask(page->slice_index, count);
   if (!segment_spare_check(page, true)) return false;
   segment_lock(seg);
-  bool resident = !(seg->decommitted & mask);
+  bool resident = !((seg->decommitted | seg->zapped) & mask);
   if (resident) seg->free_slices &= ~mask;
   segment_unlock(seg);
   if (!resident) return false;
