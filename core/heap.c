@@ -115,8 +115,10 @@ static heap_t *heap_default(void) {
   copy_init();
   heap = heap_create(prim_thread_id());
   if (!heap) return NULL;
-  copy_thread_join(heap);
+  /* Set first: joining may allocate (glibc's exit registration, under the
+   * override), and that malloc must find this heap, not make another. */
   thread_heap_set(heap);
+  copy_thread_join(heap);
   return heap;
 }
 

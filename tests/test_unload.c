@@ -1,12 +1,13 @@
 /*
  * test_unload.c - a module with a private copy, loaded and unloaded over and
- * over, with a thread that allocates through it and exits only after the
- * dlclose: nothing may call back into the unloaded copy, and nothing piles up
- * in the address space, whether the module's unload path calls
- * nsalloc_unload() or the host just calls dlclose() (the copy's destructor
- * returns the empty segments then). The control shows the measurement sees
- * retained segments: a block the thread keeps alive pins its segment. The
- * module's purger thread is joined at dlclose.
+ * over, with a thread that allocates through it: nothing piles up in the
+ * address space, whether the module's unload path calls nsalloc_unload() or
+ * the host just calls dlclose() (the copy's destructor returns the empty
+ * segments then). The control shows the measurement sees retained segments:
+ * a block the thread keeps alive pins its segment. A thread that used the
+ * copy and exits after the dlclose keeps the module loaded until it has
+ * exited (glibc), so its exit never calls into unmapped code. The module's
+ * purger thread is joined at dlclose.
  */
 #include "demo/demo_copy.h"
 #include "test_module.h"
@@ -46,7 +47,7 @@ typedef struct worker {
 } worker;
 
 /* Allocates through the copy (so this thread has a heap in it), then waits
- * until the module is gone and only then exits. */
+ * until it may exit. */
 static void *worker_main(void *arg) {
   worker *w = arg;
   void *blocks[100];
@@ -77,13 +78,50 @@ static void load_use_unload(enum unload_mode mode) {
   pthread_mutex_unlock(&w.lock);
   void *p = w.copy->malloc(5000);
   w.copy->free(p);
-  if (mode == CALL_UNLOAD) w.copy->unload();
-  CHECK_EQ(dlclose(module), 0);
-  pthread_mutex_lock(&w.lock); /* the thread exits only now: no destructor may run */
+  pthread_mutex_lock(&w.lock); /* its exit abandons its heap to the unload */
   w.stage = 2;
   pthread_cond_broadcast(&w.changed);
   pthread_mutex_unlock(&w.lock);
   pthread_join(thread, NULL);
+  if (mode == CALL_UNLOAD) w.copy->unload();
+  CHECK_EQ(dlclose(module), 0);
+}
+
+/* A thread that used the copy is still alive at the module's last dlclose()
+ * and exits after it. Its exit returns its heap from the module's code, and
+ * the C library may read the key destructor's address before a concurrent
+ * unload and call it after (core.exit_race crashed so under
+ * ThreadSanitizer): so the copy pins such a thread's exit to the module
+ * (glibc's thread_local destructor registration), and the dlclose() leaves
+ * the module loaded until the thread has exited. The next dlclose() then
+ * unloads it. A copy without the pin fails the first check. */
+static void test_exit_after_dlclose_pins_the_module(void) {
+  if (!test_loader_unloads(module_path)) return; /* musl: nothing is ever unloaded */
+  void *module = dlopen(module_path, RTLD_NOW | RTLD_LOCAL);
+  CHECK(module != NULL);
+  if (!module) return;
+  worker w = {((demo_copy_entry)dlsym(module, DEMO_COPY_ENTRY))(), false, PTHREAD_MUTEX_INITIALIZER,
+              PTHREAD_COND_INITIALIZER, 0};
+  pthread_t thread;
+  pthread_create(&thread, NULL, worker_main, &w);
+  pthread_mutex_lock(&w.lock);
+  while (w.stage != 1)
+    pthread_cond_wait(&w.changed, &w.lock);
+  pthread_mutex_unlock(&w.lock);
+  CHECK_EQ(dlclose(module), 0);
+  void *pinned = dlopen(module_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+#if defined(__GLIBC__)
+  CHECK(pinned != NULL);
+#endif
+  pthread_mutex_lock(&w.lock);
+  w.stage = 2;
+  pthread_cond_broadcast(&w.changed);
+  pthread_mutex_unlock(&w.lock);
+  pthread_join(thread, NULL);
+  if (pinned) CHECK_EQ(dlclose(pinned), 0);
+  CHECK(dlopen(module_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) == NULL);
+  fprintf(stderr, "module %s while a thread that used it lived on after dlclose\n",
+          pinned ? "stayed loaded" : "was unloaded");
 }
 
 /* Address-space growth over `cycles` load/use/unload cycles, measured after
@@ -211,8 +249,8 @@ int main(int argc, char **argv) {
 #if defined(M_ARENA_MAX) /* glibc */
   mallopt(M_ARENA_MAX, 1);
 #endif
-  static const test_case tests[] = {TEST(test_unload_returns_everything),
-                                    TEST(test_late_frees_after_unload),
-                                    TEST(test_purger_joined_at_dlclose)};
+  static const test_case tests[] = {
+      TEST(test_unload_returns_everything), TEST(test_late_frees_after_unload),
+      TEST(test_exit_after_dlclose_pins_the_module), TEST(test_purger_joined_at_dlclose)};
   return test_main(argc - 1, argv + 1, tests, TEST_COUNT(tests));
 }

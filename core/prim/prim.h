@@ -50,8 +50,16 @@
  *   - prim_lock_t, PRIM_LOCK_INIT: a static-initialisable mutex.
  *   - prim_once_t, PRIM_ONCE_INIT, prim_once(): run a function once.
  *   - prim_key_t: a thread-exit hook: prim_key_set(key, v) with v != NULL
- *     makes the thread call the key's destructor with v when it exits.
+ *     makes the thread call the key's destructor with v when it exits (NULL:
+ *     no call).
  *     prim_key_delete() stops any later call (needed before unloading).
+ *   - prim_thread_exit_pin(hook): where the loader offers it (glibc, whose
+ *     C++ thread_local destructors use it), call hook() when the calling
+ *     thread exits and keep the module loaded until it has returned: a
+ *     dlclose() meanwhile leaves the module mapped, so the call never lands
+ *     in unmapped code. A key cannot promise that: the C library reads the
+ *     key's destructor and then calls it, and an unload in between unmaps
+ *     it. Returns false where there is no such hook (then a key is it).
  *   - prim_atfork(): handlers around fork() (no-op where fork does not exist).
  *   - prim_yield(): give the CPU to another thread (a short spin wait).
  *   - prim_at_exit(): a handler run at process exit, or when the module
@@ -167,6 +175,7 @@ static void prim_once(prim_once_t *once, void (*init)(void));
 static bool prim_key_create(prim_key_t *key, void (*destructor)(void *));
 static void prim_key_delete(prim_key_t key);
 static void prim_key_set(prim_key_t key, void *value);
+static bool prim_thread_exit_pin(void (*hook)(void *));
 static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 static void prim_yield(void);
 static void prim_at_exit(void (*handler)(void));

@@ -267,12 +267,32 @@ static void prim_cond_wake(prim_cond_t *cond) {
 }
 
 #if defined(__ELF__)
-/* The module's own handle (crtstuff defines it in every ELF module): a
- * handler registered with it belongs to this module, so it runs when the
- * module is unloaded, or at exit if it never is. Plain atexit() is the same
- * call in glibc, but a sanitizer runtime intercepts atexit() and drops the
- * module, then calls the handler after dlclose: into unmapped code. */
+/* The module's own handle (crtstuff defines it in every ELF module). */
 extern void *__dso_handle;
+#endif
+
+#if defined(__ELF__) && defined(__GLIBC__)
+/* glibc counts a module's registrations that have not run yet and does not
+ * unload it while any is left (dl-close.c, l_tls_dtor_count); weak, so a
+ * C library without it leaves the pointer null. */
+extern int __cxa_thread_atexit_impl(void (*hook)(void *), void *arg, void *dso)
+    __attribute__((weak));
+static bool prim_thread_exit_pin(void (*hook)(void *)) {
+  return __cxa_thread_atexit_impl && __cxa_thread_atexit_impl(hook, NULL, &__dso_handle) == 0;
+}
+#else
+static bool prim_thread_exit_pin(void (*hook)(void *)) {
+  (void)hook;
+  return false;
+}
+#endif
+
+#if defined(__ELF__)
+/* A handler registered with the module's handle belongs to this module, so
+ * it runs when the module is unloaded, or at exit if it never is. Plain
+ * atexit() is the same call in glibc, but a sanitizer runtime intercepts
+ * atexit() and drops the module, then calls the handler after dlclose: into
+ * unmapped code. */
 int __cxa_atexit(void (*handler)(void *), void *arg, void *dso);
 static void prim_at_exit_call(void *handler) {
   ((void (*)(void))(uintptr_t)handler)();
