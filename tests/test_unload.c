@@ -64,25 +64,36 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* Start a worker on the module's copy and wait until it has allocated. */
+static void worker_start(worker *w, void *module, bool keep_block, pthread_t *thread) {
+  *w = (worker){((demo_copy_entry)dlsym(module, DEMO_COPY_ENTRY))(), keep_block,
+                PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  pthread_create(thread, NULL, worker_main, w);
+  pthread_mutex_lock(&w->lock);
+  while (w->stage != 1)
+    pthread_cond_wait(&w->changed, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* Let the worker exit, and wait until it has. */
+static void worker_exit(worker *w, pthread_t thread) {
+  pthread_mutex_lock(&w->lock);
+  w->stage = 2;
+  pthread_cond_broadcast(&w->changed);
+  pthread_mutex_unlock(&w->lock);
+  pthread_join(thread, NULL);
+}
+
 static void load_use_unload(enum unload_mode mode) {
   void *module = dlopen(module_path, RTLD_NOW | RTLD_LOCAL);
   CHECK(module != NULL);
   if (!module) return;
-  worker w = {((demo_copy_entry)dlsym(module, DEMO_COPY_ENTRY))(), mode == KEEP_BLOCK,
-              PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  worker w;
   pthread_t thread;
-  pthread_create(&thread, NULL, worker_main, &w);
-  pthread_mutex_lock(&w.lock);
-  while (w.stage != 1)
-    pthread_cond_wait(&w.changed, &w.lock);
-  pthread_mutex_unlock(&w.lock);
+  worker_start(&w, module, mode == KEEP_BLOCK, &thread);
   void *p = w.copy->malloc(5000);
   w.copy->free(p);
-  pthread_mutex_lock(&w.lock); /* its exit abandons its heap to the unload */
-  w.stage = 2;
-  pthread_cond_broadcast(&w.changed);
-  pthread_mutex_unlock(&w.lock);
-  pthread_join(thread, NULL);
+  worker_exit(&w, thread); /* its exit abandons its heap to the unload */
   if (mode == CALL_UNLOAD) w.copy->unload();
   CHECK_EQ(dlclose(module), 0);
 }
@@ -100,24 +111,15 @@ static void test_exit_after_dlclose_pins_the_module(void) {
   void *module = dlopen(module_path, RTLD_NOW | RTLD_LOCAL);
   CHECK(module != NULL);
   if (!module) return;
-  worker w = {((demo_copy_entry)dlsym(module, DEMO_COPY_ENTRY))(), false, PTHREAD_MUTEX_INITIALIZER,
-              PTHREAD_COND_INITIALIZER, 0};
+  worker w;
   pthread_t thread;
-  pthread_create(&thread, NULL, worker_main, &w);
-  pthread_mutex_lock(&w.lock);
-  while (w.stage != 1)
-    pthread_cond_wait(&w.changed, &w.lock);
-  pthread_mutex_unlock(&w.lock);
+  worker_start(&w, module, false, &thread);
   CHECK_EQ(dlclose(module), 0);
   void *pinned = dlopen(module_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
 #if defined(__GLIBC__)
   CHECK(pinned != NULL);
 #endif
-  pthread_mutex_lock(&w.lock);
-  w.stage = 2;
-  pthread_cond_broadcast(&w.changed);
-  pthread_mutex_unlock(&w.lock);
-  pthread_join(thread, NULL);
+  worker_exit(&w, thread);
   if (pinned) CHECK_EQ(dlclose(pinned), 0);
   CHECK(dlopen(module_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) == NULL);
   fprintf(stderr, "module %s while a thread that used it lived on after dlclose\n",
