@@ -184,14 +184,6 @@ static void copy_init(void) {
 enum exit_pin { PIN_NONE, PIN_PENDING, PIN_DONE, PIN_UNAVAILABLE };
 static _Thread_local uint8_t exit_pin PRIM_TLS_ATTR;
 
-/* Make the calling thread's exit return its default heap's memory. A thread
- * other than the initial one pins it where the loader can
- * (prim_thread_exit_pin: the module stays loaded until the exit has run,
- * so an exit never calls into a module a concurrent dlclose() unmapped; the
- * key's destructor, read by the C library and then called, could, and did
- * under ThreadSanitizer in core.exit_race); the initial thread's exit ends
- * the process, and pinning it would keep the module loaded for good. Else
- * the current thread-exit key carries the heap. */
 /* A pinned thread's exit: what the key would do, for the heap the key would
  * hold. The pin outlives shutdowns, the key does not: a heap from before the
  * last one is not this copy's to return (the key of its time was deleted),
@@ -208,6 +200,14 @@ static void thread_exit_pinned(void *unused) {
   thread_done(heap);
 }
 
+/* Make the calling thread's exit return its default heap's memory. A thread
+ * other than the initial one pins it where the loader can
+ * (prim_thread_exit_pin: the module stays loaded until the exit has run,
+ * so an exit never calls into a module a concurrent dlclose() unmapped; the
+ * key's destructor, read by the C library and then called, could, and did
+ * under ThreadSanitizer in core.exit_race); the initial thread's exit ends
+ * the process, and pinning it would keep the module loaded for good. Else
+ * the current thread-exit key carries the heap. */
 static void copy_thread_join(heap_t *heap) {
   copy_init();
   if (exit_pin == PIN_NONE) {

@@ -762,8 +762,9 @@ static void segment_spare_forget(page_t *page) {
 /* Give a spare page its slices back, blocks and free lists as they were,
  * when nothing ended the spare: no claim took any of its slices since
  * (spare_of), so they are free and unwritten, and no purge decommitted or
- * zapped them (checked under the slices lock, which the purge holds). Spanning fewer
- * free slices never makes the segment's span bound stale. Owner only. */
+ * zapped them (checked under the slices lock, which the purge holds).
+ * Spanning fewer free slices never makes the segment's span bound stale.
+ * Owner only. */
 static bool segment_spare_take(heap_t *heap, page_t *page) {
   segment_t *seg = segment_of(page);
   size_t count = relaxed_load(&page->slice_count);
