@@ -22,6 +22,11 @@
  * memory source (os_purge gives nothing back there), with purge_thread=0, or
  * on Windows (prim_thread_start, windows.c).
  *
+ * Its name is the copy's prefix followed by "purge" (demo_a_purge; Linux
+ * shows the first 15 bytes): top, gdb and /proc tell which copy a thread
+ * serves, and the tests count it by name (test_threads_named), unmixed
+ * with the threads the host, the sanitizers or qemu run.
+ *
  * What it purges: the cached and abandoned segments under the copy's lock
  * (first collecting the blocks other threads freed into abandoned ones:
  * segment_sweep_abandoned), and the free slices of every heap's normal
@@ -29,6 +34,8 @@
  * owner that is claiming slices never has them purged under its feet.
  */
 #include "internal.h"
+
+#define PURGER_THREAD_NAME NSALLOC_PREFIX_STRING "purge"
 
 /* IDLE: may start. STOPPING: one purger_stop() is joining it (a second
  * join of the same thread never returns). OFF: never starts (it failed to,
@@ -96,7 +103,7 @@ static noinline void purger_start(void) {
   if (start) relaxed_store(&purger.state, PURGER_STARTING);
   prim_unlock(&purger.lock);
   if (!start) return; /* another thread (or this one, re-entered from pthread_create) starts it */
-  bool started = prim_thread_start(&purger.thread, purger_main, NULL);
+  bool started = prim_thread_start(&purger.thread, PURGER_THREAD_NAME, purger_main, NULL);
   prim_lock(&purger.lock);
   relaxed_store(&purger.state, started ? PURGER_RUNNING : PURGER_OFF);
   prim_unlock(&purger.lock);

@@ -218,7 +218,7 @@ static void test_idle_purger_sleeps(void) {
   nsalloc_free(block);
   block = nsalloc_malloc(MIB); /* the same slices, before the purge is due */
   memset(block, 2, MIB);
-  CHECK(test_thread_count() >= 2 || test_instrumented()); /* the purger runs */
+  CHECK_EQ(test_threads_named(test_purger_name(nsalloc_prefix())), 1); /* the purger runs */
   long cpu_before = cpu_ms();
   test_sleep_ms(1000);
   long cpu = cpu_ms() - cpu_before;
@@ -438,22 +438,20 @@ static void test_purge_delay_switched(void) {
  * sees a purger). ThreadSanitizer kills a child that creates a thread, so
  * the control runs only in plain builds. */
 static void test_fork_child_starts_no_purger(void) {
-  long before = test_thread_count();
+  const char *purger = test_purger_name(nsalloc_prefix());
   allocate_round(16 * MIB);
   free_round(0);
-  if (!test_instrumented())                    /* sanitizers start threads of their own */
-    CHECK_EQ(test_thread_count(), before + 1); /* the purger */
+  CHECK_EQ(test_threads_named(purger), 1);
   pid_t child = fork();
   if (child == 0) {
-    long threads = test_thread_count();
     allocate_round(16 * MIB);
     free_round(0);
-    int status = test_thread_count() == threads ? 0 : 1;
+    int status = test_threads_named(purger) == 0 ? 0 : 1;
     if (!test_instrumented()) {
       nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, 1);
       allocate_round(16 * MIB);
       free_round(0);
-      if (test_thread_count() != threads + 1) status |= 2;
+      if (test_threads_named(purger) != 1) status |= 2;
     }
     _exit(status);
   }

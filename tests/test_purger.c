@@ -99,7 +99,8 @@ static void test_purger_stops_once(void) {
   pthread_t threads[2];
   for (int i = 0; i < 2; i++)
     CHECK_EQ(pthread_create(&threads[i], NULL, stopper, i ? (void *)1 : NULL), 0);
-  long base = test_thread_count(), started = 0;
+  const char *purger = test_purger_name(nsalloc_prefix());
+  long started = 0;
   for (int round = 0; round < STOP_ROUNDS; round++) {
     nsalloc_option_set(NSALLOC_OPTION_PURGE_THREAD, 1);
     void *v[200];
@@ -107,14 +108,13 @@ static void test_purger_stops_once(void) {
       v[i] = nsalloc_malloc(1000);
     for (int i = 0; i < 200; i++) /* a page emptied: the purger starts */
       nsalloc_free(v[i]);
-    started += test_thread_count() > base;
+    started += test_threads_named(purger) == 1;
     pthread_barrier_wait(&stop_barrier);
     pthread_barrier_wait(&stop_barrier);
   }
   for (int i = 0; i < 2; i++)
     pthread_join(threads[i], NULL);
-  test_sleep_ms(20); /* a joined thread leaves the count a moment after its join returned */
-  if (!test_instrumented()) CHECK_EQ(test_thread_count(), base - 2); /* no purger left */
+  CHECK(test_threads_named_become(purger, 0, 5000)); /* no purger left */
   fprintf(stderr, "the purger ran in %ld of %d rounds\n", started, STOP_ROUNDS);
   if (!test_instrumented()) CHECK(started > STOP_ROUNDS / 2);
   alarm(0);

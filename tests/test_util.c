@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <windows.h>
 #else
+#include <dirent.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -197,15 +198,6 @@ size_t test_scale(size_t n) {
 bool test_instrumented(void) {
   return slowdown() > 1;
 }
-long test_thread_count(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long threads = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "Threads: %ld", &threads) == 1) break;
-  if (f) fclose(f);
-  return threads;
-}
 
 #if !defined(_WIN32)
 long test_minor_faults(void) {
@@ -218,6 +210,43 @@ void test_sleep_ms(long ms) {
   struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
   while (nanosleep(&t, &t) != 0)
     continue;
+}
+
+long test_threads_named(const char *name) {
+#if defined(__linux__)
+  DIR *tasks = opendir("/proc/self/task");
+  if (!tasks) return -1;
+  long named = 0;
+  for (struct dirent *task; (task = readdir(tasks)) != NULL;) {
+    if (task->d_name[0] == '.') continue;
+    char path[300], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", task->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue; /* the thread exited meanwhile */
+    if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
+    fclose(f);
+    named += strcmp(comm, name) == 0;
+  }
+  closedir(tasks);
+  return named;
+#else
+  (void)name;
+  return -1;
+#endif
+}
+
+const char *test_purger_name(const char *prefix) {
+  static char name[16];
+  snprintf(name, sizeof name, "%spurge", prefix);
+  return name;
+}
+
+bool test_threads_named_become(const char *name, long count, long ms) {
+  for (long waited = 0;; waited += 10) {
+    if (test_threads_named(name) == count) return true;
+    if (waited >= ms) return false;
+    test_sleep_ms(10);
+  }
 }
 #endif
 

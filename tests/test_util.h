@@ -74,8 +74,6 @@ size_t test_scale(size_t n);
 /* Under valgrind or a sanitizer, whose own bookkeeping shows in the process's
  * memory figures. */
 bool test_instrumented(void);
-/* The threads of this process (/proc/self/status), or -1 where unknown. */
-long test_thread_count(void);
 #if defined(__linux__)
 /* The VmFlags of the mapping holding p contain `flag` (/proc/self/smaps;
  * "hg": advised MADV_HUGEPAGE). */
@@ -86,6 +84,16 @@ bool test_mapping_has_flag(const void *p, const char *flag);
 long test_minor_faults(void);
 /* Sleep `ms` milliseconds, through interruptions. */
 void test_sleep_ms(long ms);
+/* The threads of this process named `name` (/proc/self/task/TID/comm, as
+ * pthread_setname_np set it), or -1 where unknown. */
+long test_threads_named(const char *name);
+/* The name of the purger thread of the copy with this prefix: the prefix
+ * followed by "purge", cut to the 15 bytes Linux keeps (a static buffer). */
+const char *test_purger_name(const char *prefix);
+/* Wait up to `ms` milliseconds until test_threads_named(name) is `count`;
+ * whether it became that. A thread leaves /proc a moment after its join
+ * returned (much later under qemu). */
+bool test_threads_named_become(const char *name, long count, long ms);
 #endif
 /* Under valgrind (NSALLOC_UNDER_VALGRIND, set by scripts/memcheck.sh), which
  * emulates the memory system calls itself. */

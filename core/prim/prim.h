@@ -64,9 +64,11 @@
  *   - prim_yield(): give the CPU to another thread (a short spin wait).
  *   - prim_at_exit(): a handler run at process exit, or when the module
  *     holding the copy is unloaded, whichever comes first.
- *   - prim_thread_start(thread, main, arg): run main(arg) on a new thread
- *     with every signal blocked (a host's signals never land on it); false
- *     when no thread was started. `thread` must outlive the thread.
+ *   - prim_thread_start(thread, name, main, arg): run main(arg) on a new
+ *     thread with every signal blocked (a host's signals never land on it),
+ *     named `name` where threads have names that tools show (Linux: top, gdb,
+ *     /proc/PID/task/TID/comm, the first 15 bytes); false when no thread was
+ *     started. `thread` must outlive the thread.
  *     prim_thread_join() waits for it to return.
  *   - prim_cond_t, PRIM_COND_INIT: a static-initialisable condition
  *     variable. prim_cond_wait_ms(cond, lock, ms) waits, `lock` held, until
@@ -179,7 +181,8 @@ static bool prim_thread_exit_pin(void (*hook)(void *));
 static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 static void prim_yield(void);
 static void prim_at_exit(void (*handler)(void));
-static bool prim_thread_start(prim_thread_t *thread, void (*main)(void *), void *arg);
+static bool prim_thread_start(prim_thread_t *thread, const char *name, void (*main)(void *),
+                              void *arg);
 static void prim_thread_join(prim_thread_t *thread);
 #define PRIM_WAIT_FOREVER UINT64_MAX
 static void prim_cond_wait_ms(prim_cond_t *cond, prim_lock_t *lock, uint64_t ms);

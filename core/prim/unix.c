@@ -5,8 +5,8 @@
  * behaviour, noted at each difference.
  *
  * Included by core/nsalloc.c right after internal.h; nsalloc.c defines
- * _DEFAULT_SOURCE first, so mmap flags, madvise and clock_gettime are declared
- * even under -std=c11.
+ * _GNU_SOURCE first, so mmap flags, madvise, clock_gettime and
+ * pthread_setname_np are declared even under -std=c11.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -233,7 +233,8 @@ static void *prim_thread_trampoline(void *thread) {
 /* The new thread inherits the signal mask in force at pthread_create: all
  * blocked, so a host's signal (SIGINT to Python, SIGCHLD to a Lua program)
  * is delivered to one of its own threads. */
-static bool prim_thread_start(prim_thread_t *thread, void (*main)(void *), void *arg) {
+static bool prim_thread_start(prim_thread_t *thread, const char *name, void (*main)(void *),
+                              void *arg) {
   thread->main = main;
   thread->arg = arg;
   sigset_t all, old;
@@ -241,6 +242,13 @@ static bool prim_thread_start(prim_thread_t *thread, void (*main)(void *), void 
   pthread_sigmask(SIG_SETMASK, &all, &old);
   bool started = pthread_create(&thread->handle, NULL, prim_thread_trampoline, thread) == 0;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+#if defined(__linux__) /* glibc and musl; named by its creator, so it has the name on return */
+  char comm[16] = {0}; /* the kernel's limit; glibc refuses a longer name */
+  memcpy(comm, name, strnlen(name, sizeof comm - 1));
+  if (started) pthread_setname_np(thread->handle, comm);
+#else
+  (void)name;
+#endif
   return started;
 }
 static void prim_thread_join(prim_thread_t *thread) {

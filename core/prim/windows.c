@@ -164,8 +164,9 @@ static void prim_at_exit(void (*handler)(void)) {
  * DLL_PROCESS_DETACH, under the loader lock, which the exiting thread needs
  * for its own DLL_THREAD_DETACH: a deadlock. The purger never starts
  * (docs/windows.md); the condition variable is still real. */
-static bool prim_thread_start(prim_thread_t *thread, void (*main)(void *), void *arg) {
-  (void)thread, (void)main, (void)arg;
+static bool prim_thread_start(prim_thread_t *thread, const char *name, void (*main)(void *),
+                              void *arg) {
+  (void)thread, (void)name, (void)main, (void)arg;
   return false;
 }
 static void prim_thread_join(prim_thread_t *thread) {
