@@ -42,14 +42,12 @@ static copy_state_t copy = {
  * fork() or a release from inside it (a host memory source's callback) does
  * not wait for itself.
  *
- * What the gate cannot close: between the C library's check that the key is
+ * What no module can close: between the C library's check that the key is
  * still live and the call into thread_done, and between copy_exit_end() and
  * thread_done's return, the releasing thread may delete the key and the
- * loader unmap the module's code (ThreadSanitizer widened that window enough
- * to crash core.exit_race about once in 60 runs). Where the loader offers a
- * pin (glibc), threads other than the initial one exit through it instead of
- * the key (copy_thread_join): the module is not unmapped before their exit
- * has returned. */
+ * loader unmap the module's code. That window is a few instructions, not the
+ * whole of a heap's abandonment (docs/architecture.md, "Thread exits against
+ * unloading", on why a loader pin does not close it). */
 static _Thread_local bool exit_in_progress PRIM_TLS_ATTR;
 
 static bool copy_exit_begin(void) {
@@ -177,47 +175,22 @@ static void copy_init(void) {
   if (unlikely(!atomic_load_explicit(&copy.running, memory_order_acquire))) copy_start();
 }
 
-/* Where the calling thread's exit stands (thread_exit_pinned). PIN_PENDING:
- * glibc allocates the registration with malloc, which under the override is
- * this copy's, and that malloc's own join must neither pin again nor take
- * the key's place for good. */
-enum exit_pin { PIN_NONE, PIN_PENDING, PIN_DONE, PIN_UNAVAILABLE };
-static _Thread_local uint8_t exit_pin PRIM_TLS_ATTR;
-
-/* A pinned thread's exit: what the key would do, for the heap the key would
- * hold. The pin outlives shutdowns, the key does not: a heap from before the
- * last one is not this copy's to return (the key of its time was deleted),
- * as a stopped copy has none. A heap the thread makes after this (another
- * library's exit hook allocating, under the override) joins the key, which
- * runs after every such hook. */
-static void thread_exit_pinned(void *unused) {
-  (void)unused;
-  exit_pin = PIN_UNAVAILABLE;
-  heap_t *heap = thread_heap();
-  if (heap == &empty_heap || !atomic_load(&copy.running) ||
-      heap->epoch != relaxed_load(&copy.epoch))
-    return;
-  thread_done(heap);
-}
-
-/* Make the calling thread's exit return its default heap's memory. A thread
- * other than the initial one pins it where the loader can
- * (prim_thread_exit_pin: the module stays loaded until the exit has run,
- * so an exit never calls into a module a concurrent dlclose() unmapped; the
- * key's destructor, read by the C library and then called, could, and did
- * under ThreadSanitizer in core.exit_race); the initial thread's exit ends
- * the process, and pinning it would keep the module loaded for good. Else
- * the current thread-exit key carries the heap. */
+/* Make the calling thread's default heap known to the current thread-exit
+ * key, so its exit returns the heap's memory. */
 static void copy_thread_join(heap_t *heap) {
   copy_init();
-  if (exit_pin == PIN_NONE) {
-    exit_pin = PIN_PENDING;
-    bool pinned = !prim_in_initial_thread() && prim_thread_exit_pin(thread_exit_pinned);
-    exit_pin = pinned ? PIN_DONE : PIN_UNAVAILABLE;
-  }
   copy_lock();
-  if (copy.key_live) prim_key_set(copy.thread_key, exit_pin == PIN_DONE ? NULL : heap);
+  if (copy.key_live) prim_key_set(copy.thread_key, heap);
   heap->epoch = relaxed_load(&copy.epoch);
+  copy_unlock();
+}
+
+/* No later thread exit calls into this module (but see the window above
+ * copy_exit_begin). */
+static void copy_key_delete(void) {
+  copy_lock();
+  if (copy.key_live) prim_key_delete(copy.thread_key);
+  copy.key_live = false;
   copy_unlock();
 }
 
@@ -227,13 +200,12 @@ static void copy_thread_join(heap_t *heap) {
  * public name may resolve to another copy. */
 static void copy_shutdown(void) {
   purger_stop(); /* before the lock, which the purger may be waiting for */
+  copy_key_delete();
   copy_lock();
   if (!relaxed_load(&copy.running)) {
     copy_unlock();
     return;
   }
-  if (copy.key_live) prim_key_delete(copy.thread_key);
-  copy.key_live = false;
   relaxed_store(&copy.running, false);
   relaxed_store(&copy.shut_down, true); /* segment_release caches nothing from now on */
   copy_unlock();
@@ -278,8 +250,14 @@ static void unload_collect_unused(segment_t **out) {
   }
 }
 
-/* Return every segment without a live block (exits gated, shutdown first). */
+/* Return every segment without a live block. The key goes first, so that no
+ * exit enters the copy after the gate is drained: an exit that came in after
+ * the drain would not be waited for, and could still be inside the module
+ * when its code is unmapped (the purger's join, between the two, made that
+ * window milliseconds long: core.exit_race crashed under load). Then the
+ * gate, then the shutdown, with no exit inside. */
 static void copy_release_unused(void) {
+  copy_key_delete();
   copy_exits_close();
   copy_shutdown();
   segment_t *unused = NULL;

@@ -248,69 +248,12 @@ static void test_fork_while_a_release_waits(void) {
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* fork() from a thread whose exit is pinned (glibc: prim_thread_exit_pin):
- * in the child that thread is the initial one, and exit() runs its
- * registration before the atexit handlers. It returns the thread's heap;
- * the copy then still serves the handler that runs after it, and the block
- * inherited from the parent stays intact. Where nothing pinned the exit
- * (musl), exit() leaves the heap as it is. */
-static nsalloc_stats_t at_fork;
-static bool pinned_at_fork;
-static unsigned char *pinned_block;
-static void check_after_pinned_exit(void) {
-  nsalloc_stats_t now;
-  nsalloc_stats(&now);
-  void *block = nsalloc_malloc(3000);
-  memset(block, 5, 3000);
-  bool ok = (pinned_at_fork ? now.heaps < at_fork.heaps && exit_pin == PIN_UNAVAILABLE
-                            : now.heaps == at_fork.heaps) &&
-            now.in_use_blocks == at_fork.in_use_blocks && test_verify(pinned_block, 1000, 7) &&
-            block != NULL;
-  nsalloc_free(block);
-  nsalloc_free(pinned_block);
-  if (!ok)
-    fprintf(stderr, "pinned %d: heaps %zu -> %zu, blocks %zu -> %zu\n", pinned_at_fork,
-            at_fork.heaps, now.heaps, at_fork.in_use_blocks, now.in_use_blocks);
-  fflush(stderr);
-  _exit(ok ? 0 : 3);
-}
-static void exit_from_pinned_thread(void *arg) {
-  (void)arg;
-  alarm(20);
-  void *blocks[500];
-  for (int i = 0; i < 500; i++)
-    blocks[i] = nsalloc_malloc((size_t)i * 7 + 1);
-  for (int i = 0; i < 500; i++)
-    nsalloc_free(blocks[i]);
-  nsalloc_stats(&at_fork);
-  pinned_at_fork = exit_pin == PIN_DONE;
-  atexit(check_after_pinned_exit);
-  exit(4); /* the handler exits with the verdict */
-}
-static void *fork_from_pinned_thread(void *status) {
-  pinned_block = nsalloc_malloc(1000); /* joins, and pins this thread's exit */
-  test_fill(pinned_block, 1000, 7);
-  char output[256];
-  *(int *)status = test_in_child(exit_from_pinned_thread, NULL, output, sizeof output);
-  if (output[0]) fprintf(stderr, "child: %s", output);
-  nsalloc_free(pinned_block);
-  return NULL;
-}
-static void test_fork_from_a_pinned_thread(void) {
-  pthread_t thread;
-  int status = -1;
-  CHECK_EQ(pthread_create(&thread, NULL, fork_from_pinned_thread, &status), 0);
-  pthread_join(thread, NULL);
-  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
 int main(int argc, char **argv) {
   static const test_case tests[] = {TEST(test_fork_while_threads_allocate),
                                     TEST(test_fork_handler_that_allocates),
                                     TEST(test_fork_during_remote_notification),
                                     TEST(test_fork_during_a_thread_exit),
                                     TEST(test_fork_inside_own_exit),
-                                    TEST(test_fork_while_a_release_waits),
-                                    TEST(test_fork_from_a_pinned_thread)};
+                                    TEST(test_fork_while_a_release_waits)};
   return test_main(argc, argv, tests, TEST_COUNT(tests));
 }

@@ -108,7 +108,7 @@ static void test_purger_stops_once(void) {
       v[i] = nsalloc_malloc(1000);
     for (int i = 0; i < 200; i++) /* a page emptied: the purger starts */
       nsalloc_free(v[i]);
-    started += test_threads_named(purger) == 1;
+    started += test_threads_named_become(purger, 1, 50); /* it names itself as it starts */
     pthread_barrier_wait(&stop_barrier);
     pthread_barrier_wait(&stop_barrier);
   }

@@ -50,16 +50,8 @@
  *   - prim_lock_t, PRIM_LOCK_INIT: a static-initialisable mutex.
  *   - prim_once_t, PRIM_ONCE_INIT, prim_once(): run a function once.
  *   - prim_key_t: a thread-exit hook: prim_key_set(key, v) with v != NULL
- *     makes the thread call the key's destructor with v when it exits (NULL:
- *     no call).
+ *     makes the thread call the key's destructor with v when it exits.
  *     prim_key_delete() stops any later call (needed before unloading).
- *   - prim_thread_exit_pin(hook): where the loader offers it (glibc, whose
- *     C++ thread_local destructors use it), call hook() when the calling
- *     thread exits and keep the module loaded until it has returned: a
- *     dlclose() meanwhile leaves the module mapped, so the call never lands
- *     in unmapped code. A key cannot promise that: the C library reads the
- *     key's destructor and then calls it, and an unload in between unmaps
- *     it. Returns false where there is no such hook (then a key is it).
  *   - prim_atfork(): handlers around fork() (no-op where fork does not exist).
  *   - prim_yield(): give the CPU to another thread (a short spin wait).
  *   - prim_at_exit(): a handler run at process exit, or when the module
@@ -68,7 +60,8 @@
  *     thread with every signal blocked (a host's signals never land on it),
  *     named `name` where threads have names that tools show (Linux: top, gdb,
  *     /proc/PID/task/TID/comm, the first 15 bytes); false when no thread was
- *     started. `thread` must outlive the thread.
+ *     started. The thread names itself as it starts. `thread` and `name` must
+ *     outlive the thread.
  *     prim_thread_join() waits for it to return.
  *   - prim_cond_t, PRIM_COND_INIT: a static-initialisable condition
  *     variable. prim_cond_wait_ms(cond, lock, ms) waits, `lock` held, until
@@ -129,6 +122,7 @@ typedef pthread_key_t prim_key_t;
 typedef pthread_cond_t prim_cond_t;
 typedef struct prim_thread_s {
   pthread_t handle;
+  const char *name;
   void (*main)(void *);
   void *arg;
 } prim_thread_t;
@@ -177,7 +171,6 @@ static void prim_once(prim_once_t *once, void (*init)(void));
 static bool prim_key_create(prim_key_t *key, void (*destructor)(void *));
 static void prim_key_delete(prim_key_t key);
 static void prim_key_set(prim_key_t key, void *value);
-static bool prim_thread_exit_pin(void (*hook)(void *));
 static void prim_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 static void prim_yield(void);
 static void prim_at_exit(void (*handler)(void));

@@ -5,8 +5,8 @@
  * behaviour, noted at each difference.
  *
  * Included by core/nsalloc.c right after internal.h; nsalloc.c defines
- * _GNU_SOURCE first, so mmap flags, madvise, clock_gettime and
- * pthread_setname_np are declared even under -std=c11.
+ * _GNU_SOURCE first, so mmap flags, madvise and clock_gettime are declared
+ * even under -std=c11.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -226,8 +226,17 @@ static void prim_yield(void) {
   sched_yield();
 }
 
-static void *prim_thread_trampoline(void *thread) {
-  ((prim_thread_t *)thread)->main(((prim_thread_t *)thread)->arg);
+static void *prim_thread_trampoline(void *started) {
+  prim_thread_t *thread = started;
+#if defined(__linux__)
+  /* The thread names itself: pthread_setname_np on another thread opens a
+   * /proc file (a descriptor a concurrent fork+exec may inherit, errno set
+   * where /proc is missing) inside the caller's malloc or free. */
+  char comm[16] = {0}; /* the kernel keeps 15 bytes */
+  memcpy(comm, thread->name, strnlen(thread->name, sizeof comm - 1));
+  prctl(PR_SET_NAME, comm);
+#endif
+  thread->main(thread->arg);
   return NULL;
 }
 /* The new thread inherits the signal mask in force at pthread_create: all
@@ -235,6 +244,7 @@ static void *prim_thread_trampoline(void *thread) {
  * is delivered to one of its own threads. */
 static bool prim_thread_start(prim_thread_t *thread, const char *name, void (*main)(void *),
                               void *arg) {
+  thread->name = name;
   thread->main = main;
   thread->arg = arg;
   sigset_t all, old;
@@ -242,13 +252,6 @@ static bool prim_thread_start(prim_thread_t *thread, const char *name, void (*ma
   pthread_sigmask(SIG_SETMASK, &all, &old);
   bool started = pthread_create(&thread->handle, NULL, prim_thread_trampoline, thread) == 0;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-#if defined(__linux__) /* glibc and musl; named by its creator, so it has the name on return */
-  char comm[16] = {0}; /* the kernel's limit; glibc refuses a longer name */
-  memcpy(comm, name, strnlen(name, sizeof comm - 1));
-  if (started) pthread_setname_np(thread->handle, comm);
-#else
-  (void)name;
-#endif
   return started;
 }
 static void prim_thread_join(prim_thread_t *thread) {
@@ -275,32 +278,12 @@ static void prim_cond_wake(prim_cond_t *cond) {
 }
 
 #if defined(__ELF__)
-/* The module's own handle (crtstuff defines it in every ELF module). */
+/* The module's own handle (crtstuff defines it in every ELF module): a
+ * handler registered with it belongs to this module, so it runs when the
+ * module is unloaded, or at exit if it never is. Plain atexit() is the same
+ * call in glibc, but a sanitizer runtime intercepts atexit() and drops the
+ * module, then calls the handler after dlclose: into unmapped code. */
 extern void *__dso_handle;
-#endif
-
-#if defined(__ELF__) && defined(__GLIBC__)
-/* glibc counts a module's registrations that have not run yet and does not
- * unload it while any is left (dl-close.c, l_tls_dtor_count); weak, so a
- * C library without it leaves the pointer null. */
-extern int __cxa_thread_atexit_impl(void (*hook)(void *), void *arg, void *dso)
-    __attribute__((weak));
-static bool prim_thread_exit_pin(void (*hook)(void *)) {
-  return __cxa_thread_atexit_impl && __cxa_thread_atexit_impl(hook, NULL, &__dso_handle) == 0;
-}
-#else
-static bool prim_thread_exit_pin(void (*hook)(void *)) {
-  (void)hook;
-  return false;
-}
-#endif
-
-#if defined(__ELF__)
-/* A handler registered with the module's handle belongs to this module, so
- * it runs when the module is unloaded, or at exit if it never is. Plain
- * atexit() is the same call in glibc, but a sanitizer runtime intercepts
- * atexit() and drops the module, then calls the handler after dlclose: into
- * unmapped code. */
 int __cxa_atexit(void (*handler)(void *), void *arg, void *dso);
 static void prim_at_exit_call(void *handler) {
   ((void (*)(void))(uintptr_t)handler)();

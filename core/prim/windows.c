@@ -139,12 +139,6 @@ static void prim_key_delete(prim_key_t key) {
   atomic_store(&key_deleting, true);
   FlsFree(key);
 }
-/* DLL_THREAD_DETACH and FLS callbacks run under the loader lock, which
- * FreeLibrary takes too: no unload overlaps them. */
-static bool prim_thread_exit_pin(void (*hook)(void *)) {
-  (void)hook;
-  return false;
-}
 static void prim_key_set(prim_key_t key, void *value) {
   FlsSetValue(key, value);
 }
