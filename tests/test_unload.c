@@ -18,6 +18,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static size_t address_space(void) {
   FILE *f = fopen("/proc/self/statm", "r");
@@ -29,7 +30,7 @@ static size_t address_space(void) {
   return (size_t)pages * 4096;
 }
 
-static const char *module_path;
+static const char *module_path, *ctor_module_path;
 
 enum unload_mode {
   CALL_UNLOAD, /* nsalloc_unload(), then dlclose */
@@ -214,19 +215,37 @@ static void test_purger_joined_at_dlclose(void) {
     fprintf(stderr, "note: dlclose() unloads nothing here (musl): purger not expected to stop\n");
 }
 
+/* A module's constructor starts a thread that allocates through the module's
+ * copy and waits for it: that thread joins the copy while dlopen() holds the
+ * loader's lock, so joining must not take it. Registering the thread's exit
+ * with glibc (__cxa_thread_atexit_impl, tried on 032a764) did, and this
+ * dlopen() hung. */
+static void test_constructor_thread_allocates(void) {
+  alarm(60); /* a hang fails the test */
+  void *module = dlopen(ctor_module_path, RTLD_NOW | RTLD_LOCAL);
+  CHECK(module != NULL);
+  if (!module) return;
+  int (*checked)(void) = (int (*)(void))dlsym(module, "ctor_thread_blocks_checked");
+  CHECK(checked != NULL);
+  if (checked) CHECK_EQ(checked(), 100);
+  CHECK_EQ(dlclose(module), 0);
+  alarm(0);
+}
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s MODULE [TEST...]\n", argv[0]);
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s MODULE CTOR_THREAD_MODULE [TEST...]\n", argv[0]);
     return 2;
   }
   module_path = argv[1];
+  ctor_module_path = argv[2];
   /* The loader allocates each thread's block of the module's TLS with the C
    * library's malloc: keep it from opening a new 64 MiB arena meanwhile. */
 #if defined(M_ARENA_MAX) /* glibc */
   mallopt(M_ARENA_MAX, 1);
 #endif
-  static const test_case tests[] = {TEST(test_unload_returns_everything),
-                                    TEST(test_late_frees_after_unload),
-                                    TEST(test_purger_joined_at_dlclose)};
-  return test_main(argc - 1, argv + 1, tests, TEST_COUNT(tests));
+  static const test_case tests[] = {
+      TEST(test_unload_returns_everything), TEST(test_late_frees_after_unload),
+      TEST(test_purger_joined_at_dlclose), TEST(test_constructor_thread_allocates)};
+  return test_main(argc - 2, argv + 2, tests, TEST_COUNT(tests));
 }
