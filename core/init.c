@@ -251,11 +251,10 @@ static void unload_collect_unused(segment_t **out) {
 }
 
 /* Return every segment without a live block. The key goes first, so that no
- * exit enters the copy after the gate is drained: an exit that came in after
- * the drain would not be waited for, and could still be inside the module
- * when its code is unmapped (the purger's join, between the two, made that
- * window milliseconds long: core.exit_race crashed under load). Then the
- * gate, then the shutdown, with no exit inside. */
+ * exit enters the copy after the gate is drained: one that did (it began
+ * during the purger's join, which lay between the two) was not waited for,
+ * and was exposed to the unmap for as long as it ran inside the module.
+ * Then the gate, then the shutdown, with no exit inside. */
 static void copy_release_unused(void) {
   copy_key_delete();
   copy_exits_close();

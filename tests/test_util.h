@@ -85,7 +85,7 @@ long test_minor_faults(void);
 /* Sleep `ms` milliseconds, through interruptions. */
 void test_sleep_ms(long ms);
 /* The threads of this process named `name` (/proc/self/task/TID/comm, as
- * pthread_setname_np set it), or -1 where unknown. */
+ * the thread set it with prctl(PR_SET_NAME)), or -1 where unknown. */
 long test_threads_named(const char *name);
 /* The name of the purger thread of the copy with this prefix: the prefix
  * followed by "purge", cut to the 15 bytes Linux keeps (a static buffer). */
